@@ -1,0 +1,48 @@
+/* nnplug: CANN-compatible tensor and executor types for the aclnn operator API. */
+#ifndef ACLNN_ACL_META_H_
+#define ACLNN_ACL_META_H_
+
+#include <stdint.h>
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ACLNN_API
+#define ACLNN_API ACL_FUNC_VISIBILITY
+#endif
+
+typedef int32_t aclnnStatus;
+
+static const aclnnStatus ACLNN_SUCCESS = 0;
+static const aclnnStatus ACLNN_ERR_PARAM_NULLPTR = 161001;
+static const aclnnStatus ACLNN_ERR_PARAM_INVALID = 161002;
+static const aclnnStatus ACLNN_ERR_RUNTIME_ERROR = 361001;
+static const aclnnStatus ACLNN_ERR_INNER = 561000;
+static const aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
+
+typedef struct aclTensor aclTensor;
+typedef struct aclOpExecutor aclOpExecutor;
+
+/* A view (shape, strides and offset in elements) over storage at tensorData. */
+ACLNN_API aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
+                                     aclDataType dataType, const int64_t* stride, int64_t offset,
+                                     aclFormat format, const int64_t* storageDims,
+                                     uint64_t storageDimsNum, void* tensorData);
+/* Frees the descriptor, never the data. */
+ACLNN_API aclnnStatus aclDestroyTensor(const aclTensor* tensor);
+ACLNN_API aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims,
+                                      uint64_t* viewDimsNum);
+ACLNN_API aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType);
+
+/* Makes an executor runnable many times; it is then freed by aclDestroyAclOpExecutor. */
+ACLNN_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
+ACLNN_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLNN_ACL_META_H_ */

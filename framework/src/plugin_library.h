@@ -1,0 +1,33 @@
+// A backend shared object loaded through Boost.DLL, with its table checked.
+#pragma once
+
+#define BOOST_DLL_USE_STD_FS
+#include <boost/dll/shared_library.hpp>
+#include <nnplug/plugin.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace nnplug {
+
+class PluginLibrary {
+public:
+    // Loads file and reads its table; on failure returns nullopt and a one-line reason
+    // (not a loadable library, no entry symbol, an ABI version or size it cannot read).
+    static std::optional<PluginLibrary> load(const std::filesystem::path& file, std::string& error);
+
+    const nnplug_plugin& table() const { return *table_; }
+    const std::filesystem::path& file() const { return file_; }
+
+private:
+    PluginLibrary(boost::dll::shared_library library, const nnplug_plugin* table,
+                  std::filesystem::path file)
+        : library_(std::move(library)), table_(table), file_(std::move(file)) {}
+
+    boost::dll::shared_library library_;  // keeps the code of table_ mapped
+    const nnplug_plugin* table_;
+    std::filesystem::path file_;
+};
+
+}  // namespace nnplug

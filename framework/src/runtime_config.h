@@ -1,0 +1,38 @@
+// nnplug's YAML configuration: which backend, logging, plugin search paths and
+// per-backend options.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nnplug {
+
+// A backend option as written in the file, with its position for messages.
+struct BackendOption {
+    std::string key;
+    std::string value;
+    std::string location;  // "file:line:column"
+};
+
+struct RuntimeConfig {
+    std::string source = "<built-in default>";
+    std::string backend = "cpu_tbb";
+    std::string log_level = "warn";
+    std::vector<std::filesystem::path> plugin_paths;  // made absolute against the file's folder
+    std::map<std::string, std::vector<BackendOption>> backend_options;
+};
+
+struct ConfigError {
+    int code = 0;  // an aclError
+    std::string message;
+};
+
+// Reads and checks a config file. Returns false and fills error on a missing file
+// (ACL_ERROR_INVALID_FILE) or on bad YAML, an unknown key or a bad value
+// (ACL_ERROR_PARSE_FILE, with file, line, column and key in the message).
+bool load_runtime_config(const std::filesystem::path& file, RuntimeConfig& config,
+                         ConfigError& error);
+
+}  // namespace nnplug

@@ -1,0 +1,195 @@
+#include "tensor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <limits>
+#include <new>
+
+#include "error_state.h"
+
+int64_t aclTensor::element_count() const {
+    int64_t count = 1;
+    for (int64_t dim : view_dims) count *= dim;  // bounded at creation
+    return count;
+}
+
+namespace nnplug {
+namespace {
+
+constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 16;
+
+// Multiplies into product; false on overflow past kMaxElements.
+bool checked_multiply(int64_t& product, int64_t factor) {
+    if (factor != 0 && product > kMaxElements / factor) return false;
+    product *= factor;
+    return true;
+}
+
+}  // namespace
+
+std::string shape_string(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
+
+const char* dtype_name(aclDataType dtype) {
+    switch (dtype) {
+    case ACL_FLOAT: return "float32";
+    case ACL_FLOAT16: return "float16";
+    case ACL_INT8: return "int8";
+    case ACL_INT32: return "int32";
+    case ACL_UINT8: return "uint8";
+    case ACL_INT16: return "int16";
+    case ACL_UINT16: return "uint16";
+    case ACL_UINT32: return "uint32";
+    case ACL_INT64: return "int64";
+    case ACL_UINT64: return "uint64";
+    case ACL_DOUBLE: return "float64";
+    case ACL_BOOL: return "bool";
+    case ACL_STRING: return "string";
+    case ACL_COMPLEX64: return "complex64";
+    case ACL_COMPLEX128: return "complex128";
+    case ACL_BF16: return "bfloat16";
+    default: return "undefined";
+    }
+}
+
+const char* format_name(aclFormat format) {
+    switch (format) {
+    case ACL_FORMAT_NCHW: return "NCHW";
+    case ACL_FORMAT_NHWC: return "NHWC";
+    case ACL_FORMAT_ND: return "ND";
+    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
+    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+    default: return "UNDEFINED";
+    }
+}
+
+}  // namespace nnplug
+
+extern "C" {
+
+size_t aclDataTypeSize(aclDataType dataType) {
+    switch (dataType) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8: return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16: return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32: return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+    }
+}
+
+aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t* stride, int64_t offset, aclFormat format,
+                           const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
+    using nnplug::set_last_error;
+    constexpr const char* api = "aclCreateTensor";
+    constexpr uint64_t kMaxRank = 64;  // the ops accept 8; more is refused there, with a message
+    if (viewDimsNum > kMaxRank || storageDimsNum > kMaxRank) {
+        set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", api,
+                       viewDimsNum, storageDimsNum, kMaxRank);
+        return nullptr;
+    }
+    if ((viewDimsNum > 0 && (viewDims == nullptr || stride == nullptr)) ||
+        (storageDimsNum > 0 && storageDims == nullptr)) {
+        set_last_error("{}: viewDims, stride or storageDims is null while its count is not 0", api);
+        return nullptr;
+    }
+    const size_t element_size = aclDataTypeSize(dataType);
+    if (element_size == 0) {
+        set_last_error("{}: dataType {} has no fixed element size", api, static_cast<int>(dataType));
+        return nullptr;
+    }
+    if (offset < 0) {
+        set_last_error("{}: offset {} is negative", api, offset);
+        return nullptr;
+    }
+    std::vector<int64_t> view(viewDims, viewDims + viewDimsNum);
+    std::vector<int64_t> strides(stride, stride + viewDimsNum);
+    std::vector<int64_t> storage(storageDims, storageDims + storageDimsNum);
+    int64_t view_count = 1, storage_count = 1, last_index = offset;
+    for (uint64_t i = 0; i < viewDimsNum; ++i) {
+        if (view[i] < 0 || strides[i] < 0) {
+            set_last_error("{}: dimension {} has size {} and stride {}; neither may be negative", api,
+                           i, view[i], strides[i]);
+            return nullptr;
+        }
+        int64_t reach = view[i] == 0 ? 0 : view[i] - 1;
+        if (!nnplug::checked_multiply(view_count, view[i]) || !nnplug::checked_multiply(reach, strides[i]) ||
+            last_index > nnplug::kMaxElements - reach) {
+            set_last_error("{}: view {} with strides {} overflows the element count", api,
+                           nnplug::shape_string(view), nnplug::shape_string(strides));
+            return nullptr;
+        }
+        last_index += reach;
+    }
+    for (uint64_t i = 0; i < storageDimsNum; ++i) {
+        if (storage[i] < 0 || !nnplug::checked_multiply(storage_count, storage[i])) {
+            set_last_error("{}: storage shape {} is negative or overflows the element count", api,
+                           nnplug::shape_string(storage));
+            return nullptr;
+        }
+    }
+    if (storage_count > nnplug::kMaxElements / static_cast<int64_t>(element_size)) {
+        set_last_error("{}: storage shape {} overflows the byte count", api, nnplug::shape_string(storage));
+        return nullptr;
+    }
+    if (view_count > 0 && last_index >= storage_count) {
+        set_last_error("{}: view {} with strides {} and offset {} reaches element {}, past storage {} "
+                       "of {} elements",
+                       api, nnplug::shape_string(view), nnplug::shape_string(strides), offset, last_index,
+                       nnplug::shape_string(storage), storage_count);
+        return nullptr;
+    }
+    auto* tensor = new (std::nothrow) aclTensor;
+    if (tensor == nullptr) {
+        set_last_error("{}: out of host memory", api);
+        return nullptr;
+    }
+    tensor->view_dims = std::move(view);
+    tensor->strides = std::move(strides);
+    tensor->offset = offset;
+    tensor->dtype = dataType;
+    tensor->format = format;
+    tensor->storage_dims = std::move(storage);
+    tensor->storage_elements = storage_count;
+    tensor->data = tensorData;
+    return tensor;
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+    delete tensor;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
+    if (tensor == nullptr || viewDims == nullptr || viewDimsNum == nullptr) {
+        nnplug::set_last_error("aclGetViewShape: tensor, viewDims or viewDimsNum is null");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    // The caller frees the array with delete[], as with CANN.
+    *viewDimsNum = tensor->view_dims.size();
+    *viewDims = new int64_t[tensor->view_dims.size() + 1];
+    std::copy(tensor->view_dims.begin(), tensor->view_dims.end(), *viewDims);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
+    if (tensor == nullptr || dataType == nullptr) {
+        nnplug::set_last_error("aclGetDataType: tensor or dataType is null");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    *dataType = tensor->dtype;
+    return ACLNN_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,8 @@
+# Script mode: install, configure and build the consumer, run it.
+file(REMOVE_RECURSE ${PREFIX} ${CONSUMER_BUILD})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} COMMAND_ERROR_IS_FATAL ANY
+                OUTPUT_QUIET)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD} -DCMAKE_PREFIX_PATH=${PREFIX}
+                        -DCMAKE_BUILD_TYPE=Release COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${CONSUMER_BUILD} COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+execute_process(COMMAND ${CONSUMER_BUILD}/consumer COMMAND_ERROR_IS_FATAL ANY)

@@ -1,0 +1,81 @@
+// Broadcasting to the iteration space and coalescing of dimensions.
+#include <gtest/gtest.h>
+
+#include "broadcast_plan.h"
+#include "tensor.h"
+
+namespace {
+
+aclTensor make(std::vector<int64_t> dims, std::vector<int64_t> strides) {
+    aclTensor tensor;
+    tensor.view_dims = std::move(dims);
+    tensor.strides = std::move(strides);
+    return tensor;
+}
+
+TEST(BroadcastsTo, FollowsNumpyRules) {
+    EXPECT_TRUE(nnplug::broadcasts_to({}, {4, 5}));
+    EXPECT_TRUE(nnplug::broadcasts_to({1}, {4, 5}));
+    EXPECT_TRUE(nnplug::broadcasts_to({5}, {4, 5}));
+    EXPECT_TRUE(nnplug::broadcasts_to({4, 1}, {4, 5}));
+    EXPECT_FALSE(nnplug::broadcasts_to({3, 5}, {4, 5}));
+    EXPECT_FALSE(nnplug::broadcasts_to({4}, {4, 5}));
+    EXPECT_FALSE(nnplug::broadcasts_to({1}, {}));
+    EXPECT_FALSE(nnplug::broadcasts_to({1, 4, 5}, {4, 5}));
+}
+
+TEST(BroadcastPlan, ContiguousOperandsCoalesceToOneDimension) {
+    const aclTensor a = make({2, 3, 4}, {12, 4, 1});
+    nnplug_op_desc desc{};
+    nnplug::BroadcastPlan plan({2, 3, 4});
+    plan.add(&a, desc.self);
+    plan.add(&a, desc.out);
+    plan.finish(desc);
+    ASSERT_EQ(desc.ndim, 1);
+    EXPECT_EQ(desc.dims[0], 24);
+    EXPECT_EQ(desc.numel, 24);
+    EXPECT_EQ(desc.self.strides[0], 1);
+}
+
+TEST(BroadcastPlan, ScalarAndRowBroadcastGetZeroStrides) {
+    const aclTensor self = make({4, 5}, {5, 1});
+    const aclTensor scalar = make({}, {});
+    const aclTensor row = make({5}, {1});
+    nnplug_op_desc desc{};
+    nnplug::BroadcastPlan plan({4, 5});
+    plan.add(&scalar, desc.grad_output);
+    plan.add(&self, desc.self);
+    plan.add(&row, desc.weight);
+    plan.finish(desc);
+    ASSERT_EQ(desc.ndim, 2);
+    EXPECT_EQ(desc.grad_output.strides[0], 0);
+    EXPECT_EQ(desc.grad_output.strides[1], 0);
+    EXPECT_EQ(desc.weight.strides[0], 0);
+    EXPECT_EQ(desc.weight.strides[1], 1);
+    EXPECT_EQ(desc.self.strides[0], 5);
+}
+
+TEST(BroadcastPlan, TransposedOperandKeepsBothDimensions) {
+    const aclTensor self = make({3, 2}, {2, 1});
+    const aclTensor transposed = make({3, 2}, {1, 3});
+    nnplug_op_desc desc{};
+    nnplug::BroadcastPlan plan({3, 2});
+    plan.add(&self, desc.self);
+    plan.add(&transposed, desc.target);
+    plan.finish(desc);
+    ASSERT_EQ(desc.ndim, 2);
+    EXPECT_EQ(desc.target.strides[0], 1);
+    EXPECT_EQ(desc.target.strides[1], 3);
+}
+
+TEST(BroadcastPlan, SizeOneDimensionsAreDropped) {
+    const aclTensor self = make({1, 4, 1}, {4, 1, 1});
+    nnplug_op_desc desc{};
+    nnplug::BroadcastPlan plan({1, 4, 1});
+    plan.add(&self, desc.self);
+    plan.finish(desc);
+    ASSERT_EQ(desc.ndim, 1);
+    EXPECT_EQ(desc.dims[0], 4);
+}
+
+}  // namespace

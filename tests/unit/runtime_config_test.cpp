@@ -1,0 +1,91 @@
+// The YAML config reader: values, and errors naming file, line, column and key.
+#include <acl/acl_base.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runtime_config.h"
+#include "spelling.h"
+
+namespace {
+
+std::filesystem::path write(const std::string& name, const std::string& text) {
+    const auto file = std::filesystem::temp_directory_path() / name;
+    std::ofstream(file) << text;
+    return file;
+}
+
+TEST(RuntimeConfig, ReadsEveryKey) {
+    const auto file = write("nnplug-config-full.yaml",
+                            "backend: atlas_emu\nlog_level: debug\nplugin_paths: [plugins, /opt/p]\n"
+                            "backends:\n  cpu_tbb:\n    threads: 2\n  atlas_emu:\n    soc: Ascend910B\n"
+                            "application:\n  anything: [1, 2]\n");
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    ASSERT_TRUE(nnplug::load_runtime_config(file, config, error)) << error.message;
+    EXPECT_EQ(config.backend, "atlas_emu");
+    EXPECT_EQ(config.log_level, "debug");
+    ASSERT_EQ(config.plugin_paths.size(), 2u);
+    EXPECT_EQ(config.plugin_paths[0], file.parent_path() / "plugins");
+    EXPECT_EQ(config.plugin_paths[1], "/opt/p");
+    ASSERT_EQ(config.backend_options["cpu_tbb"].size(), 1u);
+    EXPECT_EQ(config.backend_options["cpu_tbb"][0].key, "threads");
+    EXPECT_EQ(config.backend_options["cpu_tbb"][0].value, "2");
+    EXPECT_EQ(config.backend_options["atlas_emu"][0].value, "Ascend910B");
+}
+
+TEST(RuntimeConfig, EmptyFileKeepsDefaults) {
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    ASSERT_TRUE(nnplug::load_runtime_config(write("nnplug-config-empty.yaml", ""), config, error));
+    EXPECT_EQ(config.backend, "cpu_tbb");
+}
+
+TEST(RuntimeConfig, MissingFileIsInvalidFile) {
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config("/nonexistent/nnplug.yaml", config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_INVALID_FILE);
+    EXPECT_NE(error.message.find("/nonexistent/nnplug.yaml"), std::string::npos) << error.message;
+}
+
+TEST(RuntimeConfig, MalformedYamlNamesFileLineAndColumn) {
+    const auto file = write("nnplug-config-bad.yaml", "backend: cpu_tbb\nbackends: [unclosed\n");
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(file, config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(error.message.find(file.string() + ":3:1"), std::string::npos) << error.message;
+}
+
+TEST(RuntimeConfig, UnknownKeySuggestsTheClosest) {
+    const auto file = write("nnplug-config-typo.yaml", "backnd: cpu_tbb\n");
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(file, config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(error.message.find(file.string() + ":1:1: unknown key 'backnd' (did you mean 'backend'?)"),
+              std::string::npos)
+        << error.message;
+}
+
+TEST(RuntimeConfig, BadValuesNameTheKey) {
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-level.yaml", "log_level: loud\n"), config, error));
+    EXPECT_NE(error.message.find(":1:12: key 'log_level' has value 'loud'"), std::string::npos) << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-paths.yaml", "plugin_paths: here\n"), config, error));
+    EXPECT_NE(error.message.find("key 'plugin_paths' must be a list"), std::string::npos) << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-opts.yaml", "backends:\n  cpu_tbb:\n    threads: [1]\n"),
+                                             config, error));
+    EXPECT_NE(error.message.find(":3:14: key 'backends.cpu_tbb.threads' must be a single value"), std::string::npos)
+        << error.message;
+}
+
+TEST(Spelling, SuggestsOnlyCloseWords) {
+    EXPECT_EQ(nnplug::closest_match("threds", {"threads", "grain"}), "threads");
+    EXPECT_EQ(nnplug::closest_match("zzzzzz", {"threads", "grain"}), "");
+    EXPECT_EQ(nnplug::did_you_mean("cpu_tbx", {"cpu_tbb", "atlas_emu"}), " (did you mean 'cpu_tbb'?)");
+}
+
+}  // namespace

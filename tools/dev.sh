@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs nnplug on Debian 12 (as root, or with sudo).
+#   tools/dev.sh run          install missing packages, build (Release), run the main job
+#   tools/dev.sh test [ARGS]  install missing packages, build, run the test suite (ARGS go to ctest)
+#   tools/dev.sh build        install missing packages and build only
+# Every step is idempotent: packages already there are not reinstalled, the build is incremental.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+BUILD_DIR=${NNPLUG_BUILD_DIR:-build}
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
+)
+
+install_missing_packages() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+run_main_job() {
+  "$BUILD_DIR/bin/aclnn_bce_backward"
+}
+
+command=${1:-}
+shift || true
+case "$command" in
+  build) install_missing_packages; build ;;
+  run) install_missing_packages; build; run_main_job ;;
+  test) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@" ;;
+  *) echo "usage: tools/dev.sh run | test [ctest arguments] | build" >&2; exit 2 ;;
+esac

@@ -104,8 +104,12 @@ DeviceTensor::DeviceTensor(const std::vector<float>& values, const std::vector<i
 DeviceTensor::DeviceTensor(const std::vector<float>& storage_values, const std::vector<int64_t>& storage_shape,
                            const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
                            aclDataType dtype)
+    : DeviceTensor(encode(storage_values, dtype), storage_shape, view, strides, offset, dtype) {}
+
+DeviceTensor::DeviceTensor(const std::vector<uint8_t>& bytes, const std::vector<int64_t>& storage_shape,
+                           const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
+                           aclDataType dtype)
     : dtype_(dtype) {
-    const auto bytes = encode(storage_values, dtype);
     bytes_ = bytes.size();
     // aclrtMalloc refuses 0 bytes; an empty tensor still gets a small buffer.
     if (aclrtMalloc(&device_, std::max<size_t>(bytes_, 32), ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)

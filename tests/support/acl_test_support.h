@@ -67,6 +67,10 @@ public:
     DeviceTensor(const std::vector<float>& storage_values, const std::vector<int64_t>& storage_shape,
                  const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
                  aclDataType dtype);
+    // The same from the storage's raw bytes in dtype.
+    DeviceTensor(const std::vector<uint8_t>& storage_bytes, const std::vector<int64_t>& storage_shape,
+                 const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
+                 aclDataType dtype);
     ~DeviceTensor();
     DeviceTensor(const DeviceTensor&) = delete;
     DeviceTensor& operator=(const DeviceTensor&) = delete;

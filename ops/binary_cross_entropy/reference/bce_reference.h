@@ -20,7 +20,7 @@ inline double bce_backward(double grad, double weight, double self, double targe
 // -weight * (target * max(ln(self), -100) + (1 - target) * max(ln(1 - self), -100))
 inline double bce_forward(double weight, double self, double target) {
     return -weight * (target * clamp_below(std::log(self), kLogClamp) +
-                      (1.0 - target) * clamp_below(std::log(1.0 - self), kLogClamp));
+                      (1.0 - target) * clamp_below(std::log1p(-self), kLogClamp));
 }
 
 }  // namespace nnplug::reference

@@ -28,10 +28,12 @@ inline float bce_backward(float grad, float weight, float self, float target, fl
     return numerator / denominator * scale;
 }
 
-/* -weight * (target * max(ln(self), -100) + (1 - target) * max(ln(1 - self), -100)) */
+/* -weight * (target * max(ln(self), -100) + (1 - target) * max(ln(1 - self), -100))
+ * ln(1 - self) is evaluated as log1p(-self): the same value, without the digits that
+ * float32's 1 - self loses for small self (19% relative error at self = 1e-7). */
 inline float bce_forward(float weight, float self, float target) {
     const float log_self = clamp_below(logf(self), kBceLogClamp);
-    const float log_rest = clamp_below(logf(1.0f - self), kBceLogClamp);
+    const float log_rest = clamp_below(log1pf(-self), kBceLogClamp);
     return -weight * (target * log_self + (1.0f - target) * log_rest);
 }
 

@@ -1,0 +1,174 @@
+// The golden case list (tests/golden/bce_golden.txt, generated with PyTorch) on the backend
+// NNPLUG_BACKEND names: dtype mixes, broadcasting, strided and transposed views (inputs and
+// out), 0-d to 8-d shapes, every reduction, and edge values (0, 1, NaN, +-Inf, outside [0, 1]).
+//
+// Backward: out's whole storage equals the canonical float32 expression rounded to out's
+// dtype bit for bit (one ulp of slack for mean), elements outside the view untouched, and
+// the view within rounding of PyTorch's float64 result.
+// Forward: float32 rtol 1e-5 per element, mean/sum rtol 1e-6 against float64, float16 and
+// bfloat16 within one ulp of the float64 result rounded to the dtype.
+#include <gtest/gtest.h>
+#include <nnplug/dtype_convert.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "acl_test_support.h"
+#include "golden_cases.h"
+
+namespace {
+
+using nnplug::test::DeviceTensor;
+using nnplug::test::GoldenCase;
+using nnplug::test::GoldenTensor;
+
+const std::vector<GoldenCase>& all_cases() {
+    static const auto cases = nnplug::test::load_golden_cases(NNPLUG_GOLDEN_FILE);
+    return cases;
+}
+
+uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, int64_t index) {
+    uint32_t value = 0;
+    std::memcpy(&value, bytes.data() + index * (dtype == ACL_FLOAT ? 4 : 2), dtype == ACL_FLOAT ? 4 : 2);
+    return value;
+}
+
+float value_of(uint32_t bits, aclDataType dtype) {
+    if (dtype == ACL_FLOAT) return nnplug::bits_float(bits);
+    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(static_cast<uint16_t>(bits))
+                                : nnplug::bf16_to_f32(static_cast<uint16_t>(bits));
+}
+
+// A float rounded to dtype and widened back.
+float rounded_to(float value, aclDataType dtype) {
+    if (dtype == ACL_FLOAT) return value;
+    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(nnplug::f32_to_f16(value))
+                                : nnplug::bf16_to_f32(nnplug::f32_to_bf16(value));
+}
+
+// Distance in units in the last place between two finite values of one dtype.
+int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
+    const int width = dtype == ACL_FLOAT ? 32 : 16;
+    const auto ordered = [&](uint32_t bits) -> int64_t {
+        const uint32_t sign = 1u << (width - 1);
+        return (bits & sign) ? -static_cast<int64_t>(bits & (sign - 1)) : static_cast<int64_t>(bits);
+    };
+    return std::llabs(ordered(a) - ordered(b));
+}
+
+// The relative tolerance of out's dtype against float64 results: a few of its ulps.
+double relative_tolerance(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? 1e-5 : dtype == ACL_FLOAT16 ? 0x1p-10 : 0x1p-7;
+}
+
+std::unique_ptr<DeviceTensor> upload(const GoldenTensor& tensor) {
+    if (!tensor.present) return nullptr;
+    return std::make_unique<DeviceTensor>(tensor.storage, tensor.storage_shape, tensor.view, tensor.strides,
+                                          tensor.offset, tensor.dtype);
+}
+
+// A result against a float64 reference: same NaN-ness, same infinity, else within tolerance.
+void expect_close(float result, double reference, aclDataType dtype, double rtol, const std::string& where) {
+    const float expected = rounded_to(static_cast<float>(reference), dtype);
+    if (std::isnan(reference)) {
+        EXPECT_TRUE(std::isnan(result)) << where << ": expected NaN, got " << result;
+    } else if (std::isinf(expected)) {
+        EXPECT_EQ(result, expected) << where;
+    } else {
+        const double tolerance = rtol * std::abs(reference) + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
+        EXPECT_NEAR(result, reference, tolerance) << where;
+    }
+}
+
+class BceGolden : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(BceGolden, MatchesExpectation) {
+    const GoldenCase& golden = all_cases()[GetParam()];
+    const auto& tensors = golden.tensors;
+    const auto grad = golden.backward ? upload(tensors.at("gradOutput")) : nullptr;
+    const auto self = upload(tensors.at("self"));
+    const auto target = upload(tensors.at("target"));
+    const auto weight = upload(tensors.at("weight"));
+    const GoldenTensor& out_spec = tensors.at("out");
+    const auto out = upload(out_spec);
+    const aclnnStatus status =
+        golden.backward
+            ? nnplug::test::run_backward(*grad, *self, *target, weight ? weight->get() : nullptr, golden.reduction, *out)
+            : nnplug::test::run_forward(*self, *target, weight ? weight->get() : nullptr, golden.reduction, *out);
+    ASSERT_EQ(status, ACLNN_SUCCESS) << aclGetRecentErrMsg();
+
+    const auto after = out->storage_bytes();
+    const aclDataType dtype = out_spec.dtype;
+    const auto view = out_spec.view_indices();
+    std::vector<bool> in_view(after.size() / (dtype == ACL_FLOAT ? 4 : 2), false);
+    for (int64_t index : view) in_view[index] = true;
+    for (size_t i = 0; i < in_view.size(); ++i) {
+        if (!in_view[i]) {
+            EXPECT_EQ(bits_at(after, dtype, i), bits_at(out_spec.storage, dtype, i))
+                << "storage element " << i << " outside out's view was written";
+        }
+    }
+    if (golden.backward) {
+        ASSERT_EQ(golden.reference.size(), view.size());
+        for (size_t n = 0; n < view.size(); ++n) {
+            const uint32_t got = bits_at(after, dtype, view[n]);
+            const uint32_t want = bits_at(golden.expect_bits, dtype, view[n]);
+            const float got_value = value_of(got, dtype), want_value = value_of(want, dtype);
+            const std::string where = "view element " + std::to_string(n);
+            if (std::isnan(want_value)) {
+                EXPECT_TRUE(std::isnan(got_value)) << where << ": canonical is NaN, got " << got_value;
+            } else if (golden.reduction == 1 && !std::isnan(got_value)) {
+                EXPECT_LE(ulp_distance(got, want, dtype), 1) << where << ": " << got_value << " vs " << want_value;
+            } else {
+                EXPECT_EQ(got, want) << where << ": " << got_value << " vs canonical " << want_value;
+            }
+            expect_close(got_value, golden.reference[n], dtype, relative_tolerance(dtype), where + " vs PyTorch");
+        }
+        return;
+    }
+    if (golden.reduction != 0) {
+        ASSERT_EQ(view.size(), 1u);
+        ASSERT_EQ(golden.reference.size(), 1u);
+        const float got = value_of(bits_at(after, dtype, view[0]), dtype);
+        const double rtol = dtype == ACL_FLOAT ? 1e-6 : relative_tolerance(dtype) / 2;
+        expect_close(got, golden.reference[0], dtype, rtol, golden.reduction == 1 ? "mean" : "sum");
+        return;
+    }
+    ASSERT_EQ(golden.reference.size(), view.size());
+    for (size_t n = 0; n < view.size(); ++n) {
+        const uint32_t got = bits_at(after, dtype, view[n]);
+        const std::string where = "view element " + std::to_string(n);
+        if (dtype == ACL_FLOAT) {
+            expect_close(value_of(got, dtype), golden.reference[n], dtype, 1e-5, where);
+            continue;
+        }
+        const float expected = rounded_to(static_cast<float>(golden.reference[n]), dtype);
+        if (std::isnan(expected)) {
+            EXPECT_TRUE(std::isnan(value_of(got, dtype))) << where;
+        } else {
+            uint32_t want = 0;
+            const uint16_t half = dtype == ACL_FLOAT16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
+            want = half;
+            EXPECT_LE(ulp_distance(got, want, dtype), 1)
+                << where << ": " << value_of(got, dtype) << " vs " << golden.reference[n];
+        }
+    }
+}
+
+std::string case_name(const ::testing::TestParamInfo<size_t>& info) { return all_cases()[info.param].name; }
+
+std::vector<size_t> case_indices() {
+    std::vector<size_t> indices(all_cases().size());
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    return indices;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BceGolden, ::testing::ValuesIn(case_indices()), case_name);
+
+TEST(BceGoldenFile, HoldsTheExpectedCaseList) {
+    // Guards against a truncated or regenerated-empty file passing silently.
+    EXPECT_GE(all_cases().size(), 200u);
+}
+
+}  // namespace

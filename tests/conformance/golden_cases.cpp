@@ -1,0 +1,107 @@
+#include "golden_cases.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace nnplug::test {
+namespace {
+
+aclDataType parse_dtype(const std::string& name) {
+    if (name == "f32") return ACL_FLOAT;
+    if (name == "f16") return ACL_FLOAT16;
+    if (name == "bf16") return ACL_BF16;
+    throw std::runtime_error("unknown dtype " + name);
+}
+
+std::vector<int64_t> parse_dims(const std::string& text) {
+    std::vector<int64_t> dims;
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']') throw std::runtime_error("bad dims " + text);
+    std::stringstream items(text.substr(1, text.size() - 2));
+    std::string item;
+    while (std::getline(items, item, ',')) dims.push_back(std::stoll(item));
+    return dims;
+}
+
+// Hex words of `digits` hex digits each, appended as little-endian bytes of that width.
+std::vector<uint8_t> parse_words(std::istream& in, size_t bytes_per_word) {
+    std::vector<uint8_t> bytes;
+    std::string word;
+    while (in >> word) {
+        const uint64_t value = std::stoull(word, nullptr, 16);
+        for (size_t b = 0; b < bytes_per_word; ++b) bytes.push_back(static_cast<uint8_t>(value >> (8 * b)));
+    }
+    return bytes;
+}
+
+}  // namespace
+
+std::vector<int64_t> GoldenTensor::view_indices() const {
+    std::vector<int64_t> indices;
+    int64_t count = 1;
+    for (int64_t dim : view) count *= dim;
+    std::vector<int64_t> index(view.size(), 0);
+    for (int64_t n = 0; n < count; ++n) {
+        int64_t at = offset;
+        for (size_t k = 0; k < view.size(); ++k) at += index[k] * strides[k];
+        indices.push_back(at);
+        for (int64_t k = static_cast<int64_t>(view.size()) - 1; k >= 0; --k) {
+            if (++index[k] < view[k]) break;
+            index[k] = 0;
+        }
+    }
+    return indices;
+}
+
+std::vector<GoldenCase> load_golden_cases(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw std::runtime_error("cannot open " + file);
+    std::vector<GoldenCase> cases;
+    GoldenCase current;
+    std::string line;
+    int line_number = 0;
+    while (std::getline(in, line)) {
+        ++line_number;
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream words(line);
+        std::string keyword;
+        words >> keyword;
+        try {
+            if (keyword == "case") {
+                std::string op;
+                current = GoldenCase{};
+                words >> current.name >> op >> current.reduction;
+                current.backward = op == "backward";
+            } else if (keyword == "tensor") {
+                std::string role, dtype;
+                words >> role >> dtype;
+                GoldenTensor& tensor = current.tensors[role];
+                if (dtype == "none") continue;
+                std::string view, strides, storage;
+                tensor.present = true;
+                tensor.dtype = parse_dtype(dtype);
+                words >> view >> strides >> tensor.offset >> storage;
+                tensor.view = parse_dims(view);
+                tensor.strides = parse_dims(strides);
+                tensor.storage_shape = parse_dims(storage);
+                tensor.storage = parse_words(words, tensor.dtype == ACL_FLOAT ? 4 : 2);
+            } else if (keyword == "expect_bits") {
+                current.expect_bits = parse_words(words, current.tensors.at("out").dtype == ACL_FLOAT ? 4 : 2);
+            } else if (keyword == "reference_f64") {
+                const auto bytes = parse_words(words, 8);
+                current.reference.resize(bytes.size() / 8);
+                std::memcpy(current.reference.data(), bytes.data(), bytes.size());
+            } else if (keyword == "end") {
+                cases.push_back(std::move(current));
+            } else {
+                throw std::runtime_error("unknown keyword '" + keyword + "'");
+            }
+        } catch (const std::exception& error) {
+            throw std::runtime_error(file + ":" + std::to_string(line_number) + ": " + error.what());
+        }
+    }
+    return cases;
+}
+
+}  // namespace nnplug::test

@@ -108,33 +108,4 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BceReference,
                                             ::testing::Values(int64_t{0}, int64_t{1}, int64_t{2})),
                          case_name);
 
-// Sums over many chunks are bit-identical whatever the thread count.
-
-std::vector<float> forward_sum_with_threads(int threads) {
-    nnplug::test::TempFolder folder;
-    std::string text = "backend: cpu_tbb\nbackends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n";
-    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
-    EXPECT_EQ(aclInit(folder.write("threads.yaml", text).c_str()), ACL_SUCCESS) << aclGetRecentErrMsg();
-    std::vector<float> results;
-    {
-        const int64_t count = 1 << 20;
-        const Inputs in = random_inputs(count, 3);
-        DeviceTensor s(in.self, {count}), t(in.target, {count}), w(in.weight, {count});
-        for (int64_t reduction : {1, 2}) {
-            DeviceTensor out(std::vector<float>{0}, {});
-            EXPECT_EQ(nnplug::test::run_forward(s, t, w, reduction, out), ACLNN_SUCCESS) << aclGetRecentErrMsg();
-            results.push_back(out.storage()[0]);
-        }
-    }
-    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
-    return results;
-}
-
-TEST(BceDeterminism, CpuForwardReductionIsBitIdenticalForOneAndTwoThreads) {
-    const auto one = forward_sum_with_threads(1);
-    const auto two = forward_sum_with_threads(2);
-    ASSERT_EQ(one.size(), 2u);
-    EXPECT_EQ(one, two);
-}
-
 }  // namespace

@@ -12,6 +12,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
+  valgrind
 )
 
 install_missing_packages() {

@@ -5,55 +5,54 @@
 
 #include <algorithm>
 
+#include "bce_simd.h"
 #include "strided_runs.h"
 
 namespace nnplug::cpu {
 namespace {
 
-// Elements converted per step: small enough for the stack and L1, large enough to amortize.
+enum class Work { kBackward, kForward, kForwardSum };
+
+// Elements per block of the general path: five float32 blocks stay in L1.
 constexpr int64_t kBlock = 1024;
 
-char* element_address(const nnplug_tensor& t, int64_t element) {
+const char* element_address(const nnplug_tensor& t, int64_t element) {
+    return static_cast<const char*>(t.data) + element * static_cast<int64_t>(nnplug_dtype_size(t.dtype));
+}
+char* element_address_mutable(const nnplug_tensor& t, int64_t element) {
     return static_cast<char*>(t.data) + element * static_cast<int64_t>(nnplug_dtype_size(t.dtype));
 }
 
-template <typename Convert, typename Raw>
-void gather(const Raw* source, int64_t stride, int64_t count, float* into, Convert convert) {
-    if (stride == 0) {
-        std::fill(into, into + count, convert(source[0]));
-    } else {
-        for (int64_t i = 0; i < count; ++i) into[i] = convert(source[i * stride]);
-    }
+Feed feed_of(const nnplug_tensor& t, int64_t stride) {
+    if (t.present == 0) return Feed::kAbsent;
+    return stride == 0 ? Feed::kSplat : Feed::kContiguous;
+}
+
+// A run the vector kernels take as it lies in memory: one dtype, self/target/out
+// contiguous, gradOutput and weight contiguous or one value.
+bool is_uniform(const nnplug_op_desc& desc, const std::array<int64_t, kOperands>& inner, bool writes_out) {
+    const int32_t dtype = desc.self.dtype;
+    if (desc.target.dtype != dtype || inner[kSelf] != 1 || inner[kTarget] != 1) return false;
+    if (writes_out && (desc.out.dtype != dtype || inner[kOut] != 1)) return false;
+    const auto side_ok = [&](const nnplug_tensor& t, int o) {
+        return t.present == 0 || (t.dtype == dtype && (inner[o] == 0 || inner[o] == 1));
+    };
+    return side_ok(desc.grad_output, kGrad) && side_ok(desc.weight, kWeight);
 }
 
 // count float32 values of operand t from element `first` on, stepping by stride:
-// a pointer straight into memory when it is contiguous float32, else a converted copy.
+// a pointer straight into memory for contiguous float32, else a converted copy.
 const float* load_block(const nnplug_tensor& t, int64_t first, int64_t stride, int64_t count, float* buffer) {
     const char* source = element_address(t, first);
-    switch (t.dtype) {
-    case NNPLUG_DTYPE_F32:
-        if (stride == 1) return reinterpret_cast<const float*>(source);
-        gather(reinterpret_cast<const float*>(source), stride, count, buffer, [](float v) { return v; });
-        return buffer;
-    case NNPLUG_DTYPE_F16:
-        gather(reinterpret_cast<const uint16_t*>(source), stride, count, buffer, f16_to_f32);
-        return buffer;
-    default:
-        gather(reinterpret_cast<const uint16_t*>(source), stride, count, buffer, bf16_to_f32);
-        return buffer;
+    if (stride == 1) {
+        if (t.dtype == NNPLUG_DTYPE_F32) return reinterpret_cast<const float*>(source);
+        convert_to_f32(t.dtype, source, buffer, count);
+    } else if (stride == 0) {
+        std::fill(buffer, buffer + count, load_as_f32(source, t.dtype, 0));
+    } else {
+        for (int64_t i = 0; i < count; ++i) buffer[i] = load_as_f32(source, t.dtype, i * stride);
     }
-}
-
-// Where to compute the out block: straight into contiguous float32 out, else into buffer.
-float* out_block(const nnplug_tensor& t, int64_t first, int64_t stride, float* buffer) {
-    if (t.dtype == NNPLUG_DTYPE_F32 && stride == 1) return reinterpret_cast<float*>(element_address(t, first));
     return buffer;
-}
-
-void store_block(const nnplug_tensor& t, int64_t first, int64_t stride, int64_t count, const float* values) {
-    if (t.dtype == NNPLUG_DTYPE_F32 && stride == 1) return;  // computed in place
-    void* base = element_address(t, first);
-    for (int64_t i = 0; i < count; ++i) store_from_f32(base, t.dtype, i * stride, values[i]);
 }
 
 struct BlockBuffers {
@@ -64,43 +63,103 @@ struct BlockBuffers {
     alignas(64) float out[kBlock];
 };
 
-// Calls compute(n, g, s, t, w, out) on float32 blocks covering [begin, end).
-// g or w is null where the operand is absent.
-template <typename Compute>
-void for_each_block(const nnplug_op_desc& desc, int64_t begin, int64_t end, bool writes_out, Compute&& compute) {
+// The general path for one run: converts blocks to contiguous float32, runs the
+// vector kernel on them and writes the out block back in out's dtype and layout.
+double run_blocks(const nnplug_op_desc& desc, const std::array<int64_t, kOperands>& offset,
+                  const std::array<int64_t, kOperands>& inner, int64_t length, Work work, float scale) {
     BlockBuffers buffers;
-    const bool has_grad = desc.grad_output.present != 0;
-    const bool has_weight = desc.weight.present != 0;
+    double sum = 0;
+    float grad_value = 0, weight_value = 0;
+    for (int64_t done = 0; done < length; done += kBlock) {
+        const int64_t n = std::min(kBlock, length - done);
+        const auto at = [&](int o) { return offset[o] + done * inner[o]; };
+        UniformRun run;
+        run.dtype = NNPLUG_DTYPE_F32;
+        run.length = n;
+        const auto side = [&](const nnplug_tensor& t, int o, float& value, float* buffer, const void*& data) {
+            const Feed feed = feed_of(t, inner[o]);
+            if (feed == Feed::kSplat) {
+                value = load_as_f32(element_address(t, at(o)), t.dtype, 0);
+                data = &value;
+            } else if (feed == Feed::kContiguous) {
+                data = load_block(t, at(o), inner[o], n, buffer);
+            }
+            return feed;
+        };
+        if (work == Work::kBackward) run.grad_feed = side(desc.grad_output, kGrad, grad_value, buffers.grad, run.grad);
+        run.weight_feed = side(desc.weight, kWeight, weight_value, buffers.weight, run.weight);
+        run.self = load_block(desc.self, at(kSelf), inner[kSelf], n, buffers.self);
+        run.target = load_block(desc.target, at(kTarget), inner[kTarget], n, buffers.target);
+        if (work == Work::kForwardSum) {
+            sum += forward_run_sum(run);
+            continue;
+        }
+        const bool direct = desc.out.dtype == NNPLUG_DTYPE_F32 && inner[kOut] == 1;
+        run.out = direct ? element_address_mutable(desc.out, at(kOut)) : static_cast<void*>(buffers.out);
+        if (work == Work::kBackward) backward_run(run, scale);
+        else forward_run(run);
+        if (direct) continue;
+        char* into = element_address_mutable(desc.out, at(kOut));
+        if (inner[kOut] == 1) {
+            convert_from_f32(desc.out.dtype, buffers.out, into, n);
+        } else {
+            for (int64_t i = 0; i < n; ++i) store_from_f32(into, desc.out.dtype, i * inner[kOut], buffers.out[i]);
+        }
+    }
+    return sum;
+}
+
+// Above this many bytes touched per call the output goes around the caches.
+constexpr int64_t kStreamingBytes = int64_t{48} << 20;
+
+bool wants_streaming(const nnplug_op_desc& desc) {
+    int64_t bytes = 0;
+    for (const nnplug_tensor* t : operands_of(desc))
+        if (t->present != 0) bytes += static_cast<int64_t>(nnplug_dtype_size(t->dtype));
+    return bytes * desc.numel >= kStreamingBytes;
+}
+
+double run_range(const nnplug_op_desc& desc, int64_t begin, int64_t end, Work work) {
+    const float scale = desc.reduction == NNPLUG_REDUCTION_MEAN ? bce_mean_scale(desc.reduce_count) : 1.0f;
+    const bool writes_out = work != Work::kForwardSum;
+    const bool stream = writes_out && wants_streaming(desc);
+    double sum = 0;
     for_each_run(desc, begin, end, [&](const auto& offset, const auto& inner, int64_t length) {
-        for (int64_t done = 0; done < length; done += kBlock) {
-            const int64_t n = std::min(kBlock, length - done);
-            const auto at = [&](int o) { return offset[o] + done * inner[o]; };
-            const float* g = has_grad ? load_block(desc.grad_output, at(kGrad), inner[kGrad], n, buffers.grad) : nullptr;
-            const float* s = load_block(desc.self, at(kSelf), inner[kSelf], n, buffers.self);
-            const float* t = load_block(desc.target, at(kTarget), inner[kTarget], n, buffers.target);
-            const float* w = has_weight ? load_block(desc.weight, at(kWeight), inner[kWeight], n, buffers.weight) : nullptr;
-            float* out = writes_out ? out_block(desc.out, at(kOut), inner[kOut], buffers.out) : buffers.out;
-            compute(n, g, s, t, w, out);
-            if (writes_out) store_block(desc.out, at(kOut), inner[kOut], n, out);
+        if (!is_uniform(desc, inner, writes_out)) {
+            sum += run_blocks(desc, offset, inner, length, work, scale);
+            return;
+        }
+        UniformRun run;
+        run.dtype = desc.self.dtype;
+        run.length = length;
+        if (work == Work::kBackward) {
+            run.grad_feed = feed_of(desc.grad_output, inner[kGrad]);
+            run.grad = element_address(desc.grad_output, offset[kGrad]);
+        }
+        run.self = element_address(desc.self, offset[kSelf]);
+        run.target = element_address(desc.target, offset[kTarget]);
+        run.weight_feed = feed_of(desc.weight, inner[kWeight]);
+        if (desc.weight.present != 0) run.weight = element_address(desc.weight, offset[kWeight]);
+        run.out = writes_out ? element_address_mutable(desc.out, offset[kOut]) : nullptr;
+        run.stream_out = stream;
+        switch (work) {
+        case Work::kBackward: backward_run(run, scale); break;
+        case Work::kForward: forward_run(run); break;
+        case Work::kForwardSum: sum += forward_run_sum(run); break;
         }
     });
+    if (stream) finish_streaming();
+    return sum;
 }
 
-void backward_block(int64_t n, const float* g, const float* s, const float* t, const float* w, float scale,
-                    float* out) {
-    if (w != nullptr) {
-        for (int64_t i = 0; i < n; ++i) out[i] = bce_backward(g[i], w[i], s[i], t[i], scale);
-    } else {  // weight 1: g * 1 is g exactly, so skipping the product keeps the bits
-        for (int64_t i = 0; i < n; ++i) out[i] = bce_backward(g[i], 1.0f, s[i], t[i], scale);
+double pairwise_sum(const double* values, int64_t count) {
+    if (count <= 8) {
+        double sum = 0;
+        for (int64_t i = 0; i < count; ++i) sum += values[i];
+        return sum;
     }
-}
-
-void forward_block(int64_t n, const float* s, const float* t, const float* w, float* out) {
-    if (w != nullptr) {
-        for (int64_t i = 0; i < n; ++i) out[i] = bce_forward(w[i], s[i], t[i]);
-    } else {
-        for (int64_t i = 0; i < n; ++i) out[i] = bce_forward(1.0f, s[i], t[i]);
-    }
+    const int64_t half = count / 2;
+    return pairwise_sum(values, half) + pairwise_sum(values + half, count - half);
 }
 
 }  // namespace
@@ -112,52 +171,22 @@ uint64_t bce_workspace_bytes(const nnplug_op_desc& desc) {
 }
 
 void bce_backward_range(const nnplug_op_desc& desc, int64_t begin, int64_t end) {
-    const float scale = desc.reduction == NNPLUG_REDUCTION_MEAN ? bce_mean_scale(desc.reduce_count) : 1.0f;
-    for_each_block(desc, begin, end, true,
-                   [&](int64_t n, const float* g, const float* s, const float* t, const float* w, float* out) {
-                       backward_block(n, g, s, t, w, scale, out);
-                   });
+    run_range(desc, begin, end, Work::kBackward);
 }
 
 void bce_forward_range(const nnplug_op_desc& desc, int64_t begin, int64_t end) {
-    for_each_block(desc, begin, end, true,
-                   [&](int64_t n, const float*, const float* s, const float* t, const float* w, float* out) {
-                       forward_block(n, s, t, w, out);
-                   });
+    run_range(desc, begin, end, Work::kForward);
 }
 
 double bce_forward_chunk_sum(const nnplug_op_desc& desc, int64_t chunk) {
     const int64_t begin = chunk * kReduceChunk;
-    const int64_t end = std::min(desc.numel, begin + kReduceChunk);
-    // Four double accumulators in a fixed order: exact enough for 16K float terms.
-    double lanes[4] = {0, 0, 0, 0};
-    for_each_block(desc, begin, end, false,
-                   [&](int64_t n, const float*, const float* s, const float* t, const float* w, float* loss) {
-                       forward_block(n, s, t, w, loss);
-                       int64_t i = 0;
-                       for (; i + 4 <= n; i += 4)
-                           for (int lane = 0; lane < 4; ++lane) lanes[lane] += loss[i + lane];
-                       for (; i < n; ++i) lanes[i % 4] += loss[i];
-                   });
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    return run_range(desc, begin, std::min(desc.numel, begin + kReduceChunk), Work::kForwardSum);
 }
-
-namespace {
-double pairwise_sum(const double* values, int64_t count) {
-    if (count <= 8) {
-        double sum = 0;
-        for (int64_t i = 0; i < count; ++i) sum += values[i];
-        return sum;
-    }
-    const int64_t half = count / 2;
-    return pairwise_sum(values, half) + pairwise_sum(values + half, count - half);
-}
-}  // namespace
 
 void bce_forward_finish(const nnplug_op_desc& desc, const double* partials, int64_t count) {
     double total = pairwise_sum(partials, count);
     if (desc.reduction == NNPLUG_REDUCTION_MEAN) total /= static_cast<double>(desc.reduce_count);
-    store_from_f32(element_address(desc.out, desc.out.offset), desc.out.dtype, 0, static_cast<float>(total));
+    store_from_f32(element_address_mutable(desc.out, desc.out.offset), desc.out.dtype, 0, static_cast<float>(total));
 }
 
 }  // namespace nnplug::cpu

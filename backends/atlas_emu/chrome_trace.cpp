@@ -1,0 +1,95 @@
+#include "chrome_trace.h"
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "bce_kernel.h"
+
+namespace nnplug::emu {
+
+std::string json_escape(const std::string& s) {
+    std::string escaped;
+    for (const char c : s) {
+        if (c == '"' || c == '\\') {
+            escaped += '\\';
+            escaped += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char code[8];
+            std::snprintf(code, sizeof code, "\\u%04x", c);
+            escaped += code;
+        } else {
+            escaped += c;
+        }
+    }
+    return escaped;
+}
+
+ChromeTrace::ChromeTrace(std::string path, std::string device_name)
+    : path_(std::move(path)), device_name_(std::move(device_name)), origin_us_(host_microseconds()) {}
+
+void ChromeTrace::add(int track, const std::string& name, double begin_us, double end_us, const std::string& args) {
+    std::lock_guard lock(mutex_);
+    if (events_.size() >= kMaxEvents) {
+        ++dropped_;
+        return;
+    }
+    events_.push_back({track, name, begin_us - origin_us_, end_us - begin_us, args});
+    dirty_ = true;
+}
+
+void ChromeTrace::stream_event(int stream, const std::string& name, double begin_us, double end_us,
+                               const std::string& args) {
+    add(stream, name, begin_us, end_us, args);
+}
+
+void ChromeTrace::core_event(int core, const std::string& name, double begin_us, double end_us,
+                             const std::string& args) {
+    add(kCoreTrackBase + core, name, begin_us, end_us, args);
+}
+
+bool ChromeTrace::write(std::string& error) {
+    std::lock_guard lock(mutex_);
+    if (!dirty_) return true;
+    std::ofstream file(path_, std::ios::trunc);
+    if (!file) {
+        error = "cannot write trace file '" + path_ + "'";
+        return false;
+    }
+    file << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+    file << "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\""
+         << json_escape(device_name_) << "\"}}";
+    std::set<int> tracks;
+    for (const auto& event : events_) tracks.insert(event.track);
+    for (const int track : tracks) {
+        const std::string name = track >= kCoreTrackBase ? "core " + std::to_string(track - kCoreTrackBase)
+                                                         : "stream " + std::to_string(track);
+        file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track << ",\"name\":\"thread_name\",\"args\":{\"name\":\""
+             << name << "\"}}";
+        // Streams sort above cores.
+        file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track
+             << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << track << "}}";
+    }
+    char number[64];
+    for (const auto& event : events_) {
+        file << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << event.track << ",\"name\":\"" << json_escape(event.name)
+             << "\"";
+        std::snprintf(number, sizeof number, ",\"ts\":%.3f,\"dur\":%.3f", event.begin_us, event.duration_us);
+        file << number;
+        if (!event.args.empty()) file << ",\"args\":" << event.args;
+        file << "}";
+    }
+    if (dropped_ > 0)
+        file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\""
+             << dropped_ << " events dropped after the first " << kMaxEvents << "\"}}";
+    file << "\n]}\n";
+    file.flush();
+    if (!file) {
+        error = "cannot write trace file '" + path_ + "'";
+        return false;
+    }
+    dirty_ = false;
+    return true;
+}
+
+}  // namespace nnplug::emu

@@ -1,0 +1,27 @@
+// The Ascend SoCs the emulator models: the numbers a kernel's tiling and the
+// statistics depend on. Each can be overridden from the config.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnplug::emu {
+
+struct SocProfile {
+    std::string name;          // as aclrtGetSocName reports it, e.g. "Ascend910B"
+    int vector_cores = 0;      // cores an elementwise (vector) kernel can use
+    int64_t ub_bytes = 0;      // Unified Buffer per core
+    int64_t memory_bytes = 0;  // device memory (HBM / LPDDR) capacity
+    double bandwidth_gbps = 0; // device memory bandwidth, GB/s (10^9 bytes)
+    bool bfloat16 = false;     // whether the vector unit computes bfloat16
+};
+
+// The built-in profile of a SoC name, or nothing for an unknown name.
+std::optional<SocProfile> soc_profile(const std::string& name);
+
+// Every name soc_profile() knows, for error messages.
+std::vector<std::string> soc_names();
+
+}  // namespace nnplug::emu

@@ -1,0 +1,101 @@
+// nnplug_train: trains a binary classifier with the loss and its gradient computed by
+// aclnnBinaryCrossEntropy / aclnnBinaryCrossEntropyBackward on the backend the config names.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device_loss.h"
+#include "train_settings.h"
+#include "trainer.h"
+
+namespace {
+
+// The installed layout: bin/nnplug_train, share/nnplug/{configs,data}; the build tree mirrors it.
+std::filesystem::path share_folder() {
+    std::error_code error;
+    const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) return {};
+    return executable.parent_path().parent_path() / "share" / "nnplug";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Trains a binary classifier; the BCE loss and its gradient run on the nnplug backend the config "
+                 "selects.",
+                 "nnplug_train"};
+    const auto share = share_folder();
+    std::string config_path = (share / "configs" / "train_cpu.yaml").string();
+    std::string backend;
+    std::vector<std::string> overrides;
+    std::string synthetic;
+    std::string output_dir;
+    std::string resume;
+    bool resume_requested = false;
+    int64_t interrupt_after_batches = 0;
+    app.add_option("-c,--config", config_path, "YAML config: runtime keys and the training settings under 'application:'")
+        ->capture_default_str();
+    app.add_option("-b,--backend", backend, "backend to run the loss on (overrides the config's 'backend:')");
+    app.add_option("-s,--set", overrides, "override a config key, e.g. --set optimizer.lr=0.01 (repeatable)")
+        ->type_name("KEY=VALUE");
+    app.add_option("--synthetic", synthetic, "train on a generated, noisy linearly separable set of N rows, D features")
+        ->type_name("N,D");
+    app.add_option("-o,--output", output_dir, "output folder (overrides output.dir)");
+    auto* resume_option = app.add_option("--resume", resume, "continue from a checkpoint (default: <output>/checkpoint.bin)")
+                              ->expected(0, 1)
+                              ->type_name("[CHECKPOINT]");
+    app.add_option("--interrupt-after-batches", interrupt_after_batches,
+                   "stop as on SIGINT after this many batches (checkpoint and exit 130)")
+        ->check(CLI::PositiveNumber);
+    CLI11_PARSE(app, argc, argv);
+    resume_requested = resume_option->count() > 0;
+
+    try {
+        train::ConfigDocument document = train::read_config_document(config_path);
+        for (const auto& assignment : overrides) train::apply_override(document, assignment);
+        if (!synthetic.empty()) {
+            try {
+                train::parse_synthetic_shape(synthetic);
+            } catch (const std::invalid_argument& error) {
+                throw std::runtime_error(fmt::format("--synthetic {}", error.what()));
+            }
+            train::apply_override(document, "data.synthetic=" + synthetic);
+        }
+        if (!output_dir.empty()) train::apply_override(document, "output.dir=" + output_dir);
+        // As the SPEC has it, NNPLUG_BACKEND overrides the config's backend for aclInit.
+        if (!backend.empty()) setenv("NNPLUG_BACKEND", backend.c_str(), 1);
+
+        train::RunRequest request;
+        request.settings = train::read_train_settings(document, {share / "data"});
+        request.backend = train::effective_backend(document);
+        request.interrupt_after_batches = interrupt_after_batches;
+        if (resume_requested)
+            request.resume_from = resume.empty() ? request.settings.output_dir / "checkpoint.bin"
+                                                 : std::filesystem::path(resume);
+
+        // The run's folder keeps the config it ran with; aclInit reads that same file.
+        std::filesystem::create_directories(request.settings.output_dir);
+        const auto effective_config = request.settings.output_dir / "config.yaml";
+        {
+            std::FILE* file = std::fopen(effective_config.c_str(), "w");
+            if (!file) throw std::runtime_error(fmt::format("cannot write '{}'", effective_config.string()));
+            const std::string text = train::effective_config_text(document, request.settings.data_path);
+            std::fwrite(text.data(), 1, text.size(), file);
+            std::fclose(file);
+        }
+
+        train::AclSession session(effective_config.c_str());
+        train::install_stop_handlers();
+        return train::run_training(request);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+        return 1;
+    }
+}

@@ -1,0 +1,46 @@
+#include "classification_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace train {
+
+void ConfusionMatrix::add(const float* scores, const float* labels, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) ++counts[labels[i] == 1.0f][scores[i] >= 0.5f];
+}
+
+int64_t ConfusionMatrix::total() const { return counts[0][0] + counts[0][1] + counts[1][0] + counts[1][1]; }
+
+double ConfusionMatrix::accuracy() const {
+    const int64_t all = total();
+    return all ? static_cast<double>(counts[0][0] + counts[1][1]) / static_cast<double>(all) : 0.0;
+}
+
+double roc_auc(const float* scores, const float* labels, int64_t count) {
+    std::vector<int64_t> order(static_cast<size_t>(count));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] < scores[b]; });
+    // Sum of the (1-based, tie-averaged) ranks of the positives.
+    double positive_rank_sum = 0;
+    int64_t positives = 0;
+    for (int64_t start = 0; start < count;) {
+        int64_t end = start;
+        while (end < count && scores[order[end]] == scores[order[start]]) ++end;
+        const double average_rank = 0.5 * static_cast<double>(start + 1 + end);
+        for (int64_t i = start; i < end; ++i)
+            if (labels[order[i]] == 1.0f) {
+                positive_rank_sum += average_rank;
+                ++positives;
+            }
+        start = end;
+    }
+    const int64_t negatives = count - positives;
+    if (positives == 0 || negatives == 0) return std::numeric_limits<double>::quiet_NaN();
+    const double p = static_cast<double>(positives);
+    return (positive_rank_sum - p * (p + 1) / 2) / (p * static_cast<double>(negatives));
+}
+
+}  // namespace train

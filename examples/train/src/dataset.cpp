@@ -1,0 +1,222 @@
+#include "dataset.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "random_stream.h"
+
+namespace train {
+namespace {
+
+std::string trim(const std::string& text) {
+    const size_t begin = text.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) return "";
+    const size_t end = text.find_last_not_of(" \t\r");
+    return text.substr(begin, end - begin + 1);
+}
+
+std::vector<std::string> split_fields(const std::string& line) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+        const size_t comma = line.find(',', start);
+        fields.push_back(trim(line.substr(start, comma - start)));
+        if (comma == std::string::npos) return fields;
+        start = comma + 1;
+    }
+}
+
+std::optional<float> parse_float(const std::string& text) {
+    float value = 0;
+    const char* end = text.data() + text.size();
+    const auto result = std::from_chars(text.data(), end, value);
+    if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(value)) return std::nullopt;
+    return value;
+}
+
+std::optional<int64_t> parse_count(const std::string& text) {
+    int64_t value = 0;
+    const char* end = text.data() + text.size();
+    const auto result = std::from_chars(text.data(), end, value);
+    if (text.empty() || result.ec != std::errc() || result.ptr != end || value < 1) return std::nullopt;
+    return value;
+}
+
+bool looks_like_sklearn_header(const std::vector<std::string>& fields) {
+    return fields.size() == 4 && parse_count(fields[0]) && parse_count(fields[1]) && !parse_float(fields[2]) &&
+           !parse_float(fields[3]);
+}
+
+}  // namespace
+
+int64_t Dataset::positives() const {
+    int64_t count = 0;
+    for (Eigen::Index i = 0; i < labels.size(); ++i) count += labels[i] == 1.0f;
+    return count;
+}
+
+Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
+    const std::string file = path.string();
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot open the data file", file));
+
+    std::vector<std::pair<int64_t, std::string>> lines;  // (line number, text) of non-empty lines
+    std::string text;
+    for (int64_t number = 1; std::getline(in, text); ++number)
+        if (!trim(text).empty()) lines.emplace_back(number, text);
+    if (lines.empty()) throw std::runtime_error(fmt::format("{}: the file holds no rows", file));
+
+    Dataset data;
+    size_t first_row = 0;
+    int64_t expected_rows = -1;
+    int64_t feature_count = -1;
+    const auto header = split_fields(lines[0].second);
+    const bool sklearn = format == "sklearn" || (format == "auto" && looks_like_sklearn_header(header));
+    if (sklearn) {
+        if (!looks_like_sklearn_header(header))
+            throw std::runtime_error(fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'",
+                                                 file, lines[0].first, trim(lines[0].second)));
+        expected_rows = *parse_count(header[0]);
+        feature_count = *parse_count(header[1]);
+        data.label_names = {header[2], header[3]};
+        first_row = 1;
+    } else {
+        // A first line with a field that is not a number is a header of column names.
+        bool all_numbers = true;
+        for (const auto& field : header) all_numbers = all_numbers && parse_float(field).has_value();
+        if (!all_numbers) first_row = 1;
+        feature_count = static_cast<int64_t>(header.size()) - 1;
+        if (feature_count < 1)
+            throw std::runtime_error(fmt::format("{}:{}: a row needs at least one feature and a label", file,
+                                                 lines[0].first));
+    }
+
+    const int64_t rows = static_cast<int64_t>(lines.size() - first_row);
+    if (rows == 0) throw std::runtime_error(fmt::format("{}: the file holds a header but no rows", file));
+    if (expected_rows >= 0 && rows != expected_rows)
+        throw std::runtime_error(fmt::format("{}: the header announces {} rows, the file holds {}", file,
+                                             expected_rows, rows));
+    data.features.resize(rows, feature_count);
+    data.labels.resize(rows);
+    for (int64_t row = 0; row < rows; ++row) {
+        const auto& [number, line] = lines[first_row + row];
+        const auto fields = split_fields(line);
+        if (static_cast<int64_t>(fields.size()) != feature_count + 1)
+            throw std::runtime_error(fmt::format("{}:{}: expected {} values ({} features and a label), found {}",
+                                                 file, number, feature_count + 1, feature_count, fields.size()));
+        for (int64_t column = 0; column < feature_count; ++column) {
+            const auto value = parse_float(fields[column]);
+            if (!value)
+                throw std::runtime_error(fmt::format("{}:{}: column {}: '{}' is not a finite number", file, number,
+                                                     column + 1, fields[column]));
+            data.features(row, column) = *value;
+        }
+        const auto label = parse_float(fields.back());
+        if (!label || (*label != 0.0f && *label != 1.0f))
+            throw std::runtime_error(fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, fields.back()));
+        data.labels[row] = *label;
+    }
+    data.description = fmt::format("{} ({} rows, {} features)", path.filename().string(), rows, feature_count);
+    return data;
+}
+
+Dataset make_synthetic(const SyntheticShape& shape, double noise, uint64_t seed) {
+    RandomStream random(seed ^ 0x5eed5eed5eed5eedULL);
+    std::vector<double> direction(shape.features);
+    double norm = 0;
+    for (auto& w : direction) {
+        w = random.normal();
+        norm += w * w;
+    }
+    norm = std::sqrt(norm);
+    Dataset data;
+    data.features.resize(shape.rows, shape.features);
+    data.labels.resize(shape.rows);
+    for (int64_t row = 0; row < shape.rows; ++row) {
+        double margin = 0;
+        for (int64_t column = 0; column < shape.features; ++column) {
+            const double x = random.normal();
+            data.features(row, column) = static_cast<float>(x);
+            margin += x * direction[column];
+        }
+        margin = margin / norm + noise * random.normal();
+        data.labels[row] = margin > 0 ? 1.0f : 0.0f;
+    }
+    data.description = fmt::format("synthetic ({} rows, {} features, noise {})", shape.rows, shape.features, noise);
+    return data;
+}
+
+TrainTestSplit split_stratified(const Dataset& data, double test_fraction, uint64_t seed) {
+    RandomStream random(seed ^ 0x0123456789abcdefULL);
+    std::vector<int64_t> train_rows, test_rows;
+    for (float label : {0.0f, 1.0f}) {
+        std::vector<int64_t> rows;
+        for (int64_t row = 0; row < data.rows(); ++row)
+            if (data.labels[row] == label) rows.push_back(row);
+        random.shuffle(rows.data(), rows.size());
+        const auto test_count = static_cast<size_t>(std::llround(test_fraction * static_cast<double>(rows.size())));
+        test_rows.insert(test_rows.end(), rows.begin(), rows.begin() + test_count);
+        train_rows.insert(train_rows.end(), rows.begin() + test_count, rows.end());
+    }
+    // Interleave the classes so that the order of rows carries no label information.
+    random.shuffle(train_rows.data(), train_rows.size());
+    random.shuffle(test_rows.data(), test_rows.size());
+    if (train_rows.empty() || test_rows.empty())
+        throw std::runtime_error(fmt::format("data set of {} rows is too small for a test fraction of {}",
+                                             data.rows(), test_fraction));
+
+    const auto take = [&](const std::vector<int64_t>& rows) {
+        Dataset part;
+        part.label_names = data.label_names;
+        part.description = data.description;
+        part.features.resize(static_cast<Eigen::Index>(rows.size()), data.features.cols());
+        part.labels.resize(static_cast<Eigen::Index>(rows.size()));
+        for (size_t i = 0; i < rows.size(); ++i) {
+            part.features.row(static_cast<Eigen::Index>(i)) = data.features.row(rows[i]);
+            part.labels[static_cast<Eigen::Index>(i)] = data.labels[rows[i]];
+        }
+        return part;
+    };
+    return {take(train_rows), take(test_rows)};
+}
+
+Standardizer Standardizer::fit(const FeatureMatrix& features) {
+    // Accumulate in double: the sums of a million rows lose digits in float.
+    const Eigen::RowVectorXd mean = features.cast<double>().colwise().mean();
+    Eigen::RowVectorXd variance = Eigen::RowVectorXd::Zero(features.cols());
+    for (Eigen::Index row = 0; row < features.rows(); ++row)
+        variance += (features.row(row).cast<double>() - mean).array().square().matrix();
+    variance /= static_cast<double>(features.rows());
+    Standardizer standardizer;
+    standardizer.mean = mean.cast<float>();
+    standardizer.scale = variance.array().sqrt().cast<float>();
+    for (Eigen::Index column = 0; column < standardizer.scale.size(); ++column)
+        if (!(standardizer.scale[column] > 0)) standardizer.scale[column] = 1.0f;
+    return standardizer;
+}
+
+void Standardizer::apply(FeatureMatrix& features) const {
+    for (Eigen::Index row = 0; row < features.rows(); ++row)
+        features.row(row) = (features.row(row) - mean).cwiseQuotient(scale);
+}
+
+uint64_t data_fingerprint(const Dataset& data) {
+    uint64_t hash = 1469598103934665603ULL;
+    const auto mix = [&](const void* bytes, size_t count) {
+        const auto* p = static_cast<const unsigned char*>(bytes);
+        for (size_t i = 0; i < count; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
+    };
+    const int64_t shape[2] = {data.features.rows(), data.features.cols()};
+    mix(shape, sizeof(shape));
+    mix(data.features.data(), sizeof(float) * static_cast<size_t>(data.features.size()));
+    mix(data.labels.data(), sizeof(float) * static_cast<size_t>(data.labels.size()));
+    return hash;
+}
+
+}  // namespace train

@@ -1,0 +1,144 @@
+#include "device_loss.h"
+
+#include <aclnnop/aclnn_binary_cross_entropy.h>
+#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace train {
+namespace {
+
+constexpr int64_t kReductionMean = 1;
+
+void check(int status, const char* call) {
+    if (status != 0)
+        throw std::runtime_error(fmt::format("{} failed with status {}: {}", call, status, aclGetRecentErrMsg()));
+}
+
+aclTensor* vector_tensor(void* data, int64_t length) {
+    const int64_t dims[1] = {length};
+    const int64_t strides[1] = {1};
+    aclTensor* tensor = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, data);
+    if (tensor == nullptr) throw std::runtime_error(fmt::format("aclCreateTensor failed: {}", aclGetRecentErrMsg()));
+    return tensor;
+}
+
+void* device_buffer(int64_t floats) {
+    void* pointer = nullptr;
+    check(aclrtMalloc(&pointer, static_cast<size_t>(floats) * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST),
+          "aclrtMalloc");
+    return pointer;
+}
+
+}  // namespace
+
+AclSession::AclSession(const char* config_path, int32_t device) : device_(device) {
+    check(aclInit(config_path), "aclInit");
+    if (const aclError status = aclrtSetDevice(device_)) {
+        const std::string message = aclGetRecentErrMsg();
+        aclFinalize();
+        throw std::runtime_error(fmt::format("aclrtSetDevice failed with status {}: {}", status, message));
+    }
+}
+
+AclSession::~AclSession() {
+    aclrtResetDevice(device_);
+    aclFinalize();
+}
+
+DeviceBceLoss::DeviceBceLoss(int64_t capacity) : capacity_(capacity) {
+    try {
+        check(aclrtCreateStream(&stream_), "aclrtCreateStream");
+        probabilities_ = device_buffer(capacity);
+        targets_ = device_buffer(capacity);
+        weights_ = device_buffer(capacity);
+        grad_self_ = device_buffer(capacity);
+        loss_ = device_buffer(1);
+        grad_output_ = device_buffer(1);
+        const float one = 1.0f;
+        check(aclrtMemcpy(grad_output_, sizeof(float), &one, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+              "aclrtMemcpy");
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+DeviceBceLoss::~DeviceBceLoss() { release(); }
+
+void DeviceBceLoss::release() {
+    for (auto& [count, shape] : executors_) {
+        if (shape.forward) aclDestroyAclOpExecutor(shape.forward);
+        if (shape.backward) aclDestroyAclOpExecutor(shape.backward);
+        for (aclTensor* tensor : {shape.self, shape.target, shape.weight, shape.loss, shape.grad_output, shape.grad_self})
+            if (tensor) aclDestroyTensor(tensor);
+    }
+    executors_.clear();
+    for (void** buffer : {&probabilities_, &targets_, &weights_, &grad_self_, &loss_, &grad_output_, &workspace_}) {
+        if (*buffer) aclrtFree(*buffer);
+        *buffer = nullptr;
+    }
+    if (stream_) aclrtDestroyStream(stream_);
+    stream_ = nullptr;
+}
+
+void DeviceBceLoss::reserve_workspace(uint64_t bytes) {
+    if (bytes <= workspace_bytes_) return;
+    if (workspace_) aclrtFree(workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+    check(aclrtMalloc(&workspace_, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc (workspace)");
+    workspace_bytes_ = bytes;
+}
+
+DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool with_backward) {
+    ShapeExecutors& shape = executors_[count];
+    if (shape.forward == nullptr) {
+        shape.self = vector_tensor(probabilities_, count);
+        shape.target = vector_tensor(targets_, count);
+        shape.weight = vector_tensor(weights_, count);
+        shape.loss = vector_tensor(loss_, 1);
+        check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionMean,
+                                                      shape.loss, &shape.forward_workspace, &shape.forward),
+              "aclnnBinaryCrossEntropyGetWorkspaceSize");
+        check(aclSetAclOpExecutorRepeatable(shape.forward), "aclSetAclOpExecutorRepeatable");
+        reserve_workspace(shape.forward_workspace);
+    }
+    if (with_backward && shape.backward == nullptr) {
+        shape.grad_output = vector_tensor(grad_output_, 1);
+        shape.grad_self = vector_tensor(grad_self_, count);
+        check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(shape.grad_output, shape.self, shape.target,
+                                                              shape.weight, kReductionMean, shape.grad_self,
+                                                              &shape.backward_workspace, &shape.backward),
+              "aclnnBinaryCrossEntropyBackwardGetWorkspaceSize");
+        check(aclSetAclOpExecutorRepeatable(shape.backward), "aclSetAclOpExecutorRepeatable");
+        reserve_workspace(shape.backward_workspace);
+    }
+    return shape;
+}
+
+float DeviceBceLoss::run(const float* probabilities, const float* targets, const float* weights, int64_t count,
+                         float* grad_probabilities) {
+    if (count < 1 || count > capacity_)
+        throw std::logic_error(fmt::format("batch of {} samples for a loss of capacity {}", count, capacity_));
+    const bool with_backward = grad_probabilities != nullptr;
+    ShapeExecutors& shape = executors_for(count, with_backward);
+    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    const size_t capacity_bytes = static_cast<size_t>(capacity_) * sizeof(float);
+    check(aclrtMemcpy(probabilities_, capacity_bytes, probabilities, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
+    check(aclrtMemcpy(targets_, capacity_bytes, targets, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
+    check(aclrtMemcpy(weights_, capacity_bytes, weights, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
+    check(aclnnBinaryCrossEntropy(workspace_, workspace_bytes_, shape.forward, stream_), "aclnnBinaryCrossEntropy");
+    if (with_backward)
+        check(aclnnBinaryCrossEntropyBackward(workspace_, workspace_bytes_, shape.backward, stream_),
+              "aclnnBinaryCrossEntropyBackward");
+    check(aclrtSynchronizeStream(stream_), "aclrtSynchronizeStream");
+    float loss = 0;
+    check(aclrtMemcpy(&loss, sizeof(float), loss_, sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
+    if (with_backward)
+        check(aclrtMemcpy(grad_probabilities, bytes, grad_self_, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
+    return loss;
+}
+
+}  // namespace train

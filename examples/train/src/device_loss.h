@@ -1,0 +1,73 @@
+// The binary cross-entropy loss and its gradient on the configured backend, through
+// the public CANN-style API: device buffers from aclrtMalloc, host<->device copies per
+// batch, and repeatable executors kept per batch size (as CANN programs reuse them).
+#pragma once
+
+#include <acl/acl.h>
+#include <aclnn/acl_meta.h>
+
+#include <cstdint>
+#include <map>
+
+namespace train {
+
+// aclInit / aclrtSetDevice for the lifetime of the object; throws with the runtime's
+// message when the config or the backend cannot be used.
+class AclSession {
+public:
+    explicit AclSession(const char* config_path, int32_t device = 0);
+    ~AclSession();
+    AclSession(const AclSession&) = delete;
+    AclSession& operator=(const AclSession&) = delete;
+
+private:
+    int32_t device_;
+};
+
+class DeviceBceLoss {
+public:
+    // Device buffers for batches of up to `capacity` samples.
+    explicit DeviceBceLoss(int64_t capacity);
+    ~DeviceBceLoss();
+    DeviceBceLoss(const DeviceBceLoss&) = delete;
+    DeviceBceLoss& operator=(const DeviceBceLoss&) = delete;
+
+    // Mean of weight * bce(probability, target) over `count` samples (count <= capacity).
+    // With grad_probabilities, also writes dLoss/dProbability for each sample there.
+    float run(const float* probabilities, const float* targets, const float* weights, int64_t count,
+              float* grad_probabilities);
+
+    int64_t capacity() const { return capacity_; }
+
+private:
+    struct ShapeExecutors {
+        aclTensor* self = nullptr;
+        aclTensor* target = nullptr;
+        aclTensor* weight = nullptr;
+        aclTensor* loss = nullptr;
+        aclTensor* grad_output = nullptr;
+        aclTensor* grad_self = nullptr;
+        aclOpExecutor* forward = nullptr;
+        aclOpExecutor* backward = nullptr;  // made on the first training batch of this size
+        uint64_t forward_workspace = 0;
+        uint64_t backward_workspace = 0;
+    };
+
+    ShapeExecutors& executors_for(int64_t count, bool with_backward);
+    void reserve_workspace(uint64_t bytes);
+    void release();
+
+    int64_t capacity_;
+    aclrtStream stream_ = nullptr;
+    void* probabilities_ = nullptr;
+    void* targets_ = nullptr;
+    void* weights_ = nullptr;
+    void* grad_self_ = nullptr;
+    void* loss_ = nullptr;
+    void* grad_output_ = nullptr;  // holds 1.0: d(mean loss)/d(mean loss)
+    void* workspace_ = nullptr;
+    uint64_t workspace_bytes_ = 0;
+    std::map<int64_t, ShapeExecutors> executors_;
+};
+
+}  // namespace train

@@ -1,0 +1,63 @@
+// A seeded random stream whose draws are defined here, not by the standard library's
+// distributions (whose algorithms differ between implementations), and whose state can
+// be saved in a checkpoint.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace train {
+
+class RandomStream {
+public:
+    explicit RandomStream(uint64_t seed) : engine_(seed) {}
+
+    uint64_t next() { return engine_(); }
+    // Uniform in [0, 1) with 24 random bits, exact in float.
+    float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
+    // Uniform integer in [0, bound) without modulo bias (Lemire's method).
+    uint64_t below(uint64_t bound) {
+        unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
+        uint64_t low = static_cast<uint64_t>(product);
+        if (low < bound) {
+            const uint64_t threshold = (0 - bound) % bound;
+            while (low < threshold) {
+                product = static_cast<unsigned __int128>(next()) * bound;
+                low = static_cast<uint64_t>(product);
+            }
+        }
+        return static_cast<uint64_t>(product >> 64);
+    }
+    // Standard normal by Box-Muller in double, one value per call.
+    double normal() {
+        const double u1 = (static_cast<double>(next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+        const double u2 = static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0);
+        return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    }
+    template <typename Index>
+    void shuffle(Index* items, size_t count) {
+        for (size_t i = count; i > 1; --i) std::swap(items[i - 1], items[below(i)]);
+    }
+
+    std::string state() const {
+        std::ostringstream out;
+        out << engine_;
+        return out.str();
+    }
+    bool restore(const std::string& text) {
+        std::istringstream in(text);
+        std::mt19937_64 engine;
+        in >> engine;
+        if (in.fail()) return false;
+        engine_ = engine;
+        return true;
+    }
+
+private:
+    std::mt19937_64 engine_;  // its output sequence is fixed by the C++ standard
+};
+
+}  // namespace train

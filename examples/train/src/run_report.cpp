@@ -1,0 +1,160 @@
+#include "run_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace train {
+namespace {
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", c);
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string json_number(double value) { return std::isfinite(value) ? fmt::format("{:.9g}", value) : "null"; }
+
+std::string xml_text(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (c == '&') out += "&amp;";
+        else out += c;
+    }
+    return out;
+}
+
+struct Series {
+    std::string name;
+    std::string color;
+    std::vector<double> values;
+};
+
+// One chart: axes with ticks, a polyline per series, a legend.
+std::string panel(double left, double top, double width, double height, const std::string& title,
+                  const std::vector<EpochMetrics>& history, const std::vector<Series>& series) {
+    double low = INFINITY, high = -INFINITY;
+    for (const auto& s : series)
+        for (double v : s.values)
+            if (std::isfinite(v)) {
+                low = std::min(low, v);
+                high = std::max(high, v);
+            }
+    if (!std::isfinite(low)) low = 0, high = 1;
+    if (high - low < 1e-9) high = low + 1e-3, low -= 1e-3;
+    const double pad = 0.05 * (high - low);
+    low -= pad;
+    high += pad;
+    const double first = static_cast<double>(history.front().epoch);
+    const double last = std::max(first + 1, static_cast<double>(history.back().epoch));
+    const auto x = [&](double epoch) { return left + (epoch - first) / (last - first) * width; };
+    const auto y = [&](double value) { return top + height - (value - low) / (high - low) * height; };
+
+    std::string svg;
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="14" text-anchor="middle">{}</text>)" "\n",
+                       left + width / 2, top - 10, xml_text(title));
+    svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#444"/>)" "\n",
+                       left, top, width, height);
+    for (int i = 0; i <= 4; ++i) {
+        const double value = low + (high - low) * i / 4;
+        svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)"
+                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.4g}</text>)" "\n",
+                           left, y(value), left + width, y(value), left - 6, y(value) + 4, value);
+    }
+    const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((last - first) / 8)));
+    for (int64_t epoch = static_cast<int64_t>(first); epoch <= static_cast<int64_t>(last); epoch += step)
+        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}</text>)" "\n",
+                           x(static_cast<double>(epoch)), top + height + 16, epoch);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">epoch</text>)" "\n",
+                       left + width / 2, top + height + 34);
+    for (size_t s = 0; s < series.size(); ++s) {
+        std::string points;
+        for (size_t i = 0; i < history.size(); ++i)
+            if (std::isfinite(series[s].values[i]))
+                points += fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(history[i].epoch)), y(series[s].values[i]));
+        svg += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)" "\n", series[s].color,
+                           points);
+        const double legend_y = top + 16 + 16 * static_cast<double>(s);
+        svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)"
+                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}</text>)" "\n",
+                           left + width - 110, legend_y, left + width - 90, legend_y, series[s].color,
+                           left + width - 85, legend_y + 4, xml_text(series[s].name));
+    }
+    return svg;
+}
+
+}  // namespace
+
+std::string metrics_csv(const std::vector<EpochMetrics>& history) {
+    std::string csv = "epoch,train_loss,train_accuracy,test_loss,test_accuracy,test_roc_auc\n";
+    for (const auto& m : history)
+        csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n", m.epoch, m.train_loss, m.train_accuracy,
+                           m.test_loss, m.test_accuracy, m.test_roc_auc);
+    return csv;
+}
+
+std::string training_curves_svg(const std::vector<EpochMetrics>& history, const std::string& title) {
+    constexpr double kWidth = 900, kHeight = 380;
+    std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
+                                  R"(viewBox="0 0 {} {}" font-family="sans-serif">)" "\n"
+                                  R"(<rect width="100%" height="100%" fill="white"/>)" "\n"
+                                  R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>)" "\n",
+                                  kWidth, kHeight, kWidth, kHeight, kWidth / 2, xml_text(title));
+    if (!history.empty()) {
+        std::vector<double> train_loss, test_loss, train_accuracy, test_accuracy;
+        for (const auto& m : history) {
+            train_loss.push_back(m.train_loss);
+            test_loss.push_back(m.test_loss);
+            train_accuracy.push_back(m.train_accuracy);
+            test_accuracy.push_back(m.test_accuracy);
+        }
+        svg += panel(70, 70, 340, 240, "loss (weighted BCE)", history,
+                     {{"train", "#1f77b4", train_loss}, {"test", "#d62728", test_loss}});
+        svg += panel(530, 70, 340, 240, "accuracy", history,
+                     {{"train", "#1f77b4", train_accuracy}, {"test", "#d62728", test_accuracy}});
+    }
+    return svg + "</svg>\n";
+}
+
+std::string summary_text(const RunSummary& s) {
+    const auto& c = s.confusion.counts;
+    const size_t name_width = std::max<size_t>({s.label_names[0].size(), s.label_names[1].size(), 6}) + 2;
+    std::string text = fmt::format("Test accuracy: {:.2f}% ({} of {}), ROC AUC {:.4f}, test loss {:.4f}\n",
+                                   100.0 * s.confusion.accuracy(), c[0][0] + c[1][1], s.confusion.total(),
+                                   s.last.test_roc_auc, s.last.test_loss);
+    text += "Confusion matrix (rows: actual, columns: predicted)\n";
+    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, s.label_names[0], name_width, s.label_names[1],
+                        name_width);
+    for (int actual = 0; actual < 2; ++actual)
+        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", s.label_names[actual], name_width, c[actual][0], name_width,
+                            c[actual][1], name_width);
+    if (s.samples_trained > 0)
+        text += fmt::format("Training throughput: {:.0f} samples/s ({} samples in {:.3f} s) on {}\n",
+                            s.samples_per_second, s.samples_trained, s.train_seconds, s.backend);
+    return text;
+}
+
+std::string summary_json(const RunSummary& s) {
+    const auto& c = s.confusion.counts;
+    return fmt::format(
+        "{{\n  \"backend\": {},\n  \"data\": {},\n  \"model\": {},\n  \"epochs\": {},\n"
+        "  \"test_accuracy\": {},\n  \"test_loss\": {},\n  \"test_roc_auc\": {},\n"
+        "  \"confusion_matrix\": {{\"labels\": [{}, {}], \"rows_actual_columns_predicted\": [[{}, {}], [{}, {}]]}},\n"
+        "  \"samples_trained\": {},\n  \"train_seconds\": {},\n  \"train_samples_per_second\": {}\n}}\n",
+        json_string(s.backend), json_string(s.data), json_string(s.model), s.last.epoch,
+        json_number(s.confusion.accuracy()), json_number(s.last.test_loss), json_number(s.last.test_roc_auc),
+        json_string(s.label_names[0]), json_string(s.label_names[1]), c[0][0], c[0][1], c[1][0], c[1][1],
+        s.samples_trained, json_number(s.train_seconds), json_number(s.samples_per_second));
+}
+
+}  // namespace train

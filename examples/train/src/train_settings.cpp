@@ -1,0 +1,382 @@
+#include "train_settings.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+namespace train {
+namespace {
+
+const std::vector<std::string> kRuntimeKeys = {"backend", "log_level", "plugin_paths", "backends"};
+
+std::string position(const ConfigDocument& document, const std::string& key, const YAML::Node& node) {
+    const auto override_text = document.overrides.find(key);
+    if (override_text != document.overrides.end()) return fmt::format("--set {}", override_text->second);
+    return fmt::format("{}:{}:{}", document.source.string(), node.Mark().line + 1, node.Mark().column + 1);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& known) {
+    std::string best;
+    size_t best_distance = 4;  // suggest only near misses
+    for (const auto& candidate : known) {
+        const size_t distance = edit_distance(key, candidate);
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = candidate;
+        }
+    }
+    return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+// Leaves of the application mapping, by dotted key.
+void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, YAML::Node>& leaves) {
+    if (node.IsMap()) {
+        for (const auto& entry : node) {
+            const std::string key = prefix.empty() ? entry.first.Scalar() : prefix + "." + entry.first.Scalar();
+            flatten(entry.second, key, leaves);
+        }
+    } else {
+        leaves[prefix] = node;
+    }
+}
+
+struct KeyContext {
+    const ConfigDocument& document;
+    const std::string& key;
+    const YAML::Node& node;
+
+    [[noreturn]] void fail(const std::string& expected) const {
+        const std::string shown = node.IsScalar() ? node.Scalar() : std::string(node.IsSequence() ? "a list" : "a mapping");
+        throw std::runtime_error(fmt::format("{}: key '{}' has value '{}'; expected {}",
+                                             position(document, key, node), key, shown, expected));
+    }
+    double number(double minimum, bool exclusive_minimum, double maximum = 1e300) const {
+        double value = 0;
+        try {
+            if (!node.IsScalar()) fail("a number");
+            value = node.as<double>();
+        } catch (const YAML::Exception&) {
+            fail("a number");
+        }
+        if (value < minimum || (exclusive_minimum && value == minimum) || value > maximum)
+            fail(fmt::format("a number {} {}{}", exclusive_minimum ? ">" : ">=", minimum,
+                             maximum < 1e300 ? fmt::format(" and <= {}", maximum) : ""));
+        return value;
+    }
+    int64_t whole(int64_t minimum) const {
+        int64_t value = 0;
+        try {
+            if (!node.IsScalar()) fail(fmt::format("a whole number >= {}", minimum));
+            value = node.as<int64_t>();
+        } catch (const YAML::Exception&) {
+            fail(fmt::format("a whole number >= {}", minimum));
+        }
+        if (value < minimum) fail(fmt::format("a whole number >= {}", minimum));
+        return value;
+    }
+    std::string text() const {
+        if (!node.IsScalar()) fail("a single value");
+        return node.Scalar();
+    }
+    std::string choice(const std::vector<std::string>& choices) const {
+        const std::string value = node.IsScalar() ? node.Scalar() : "";
+        if (std::find(choices.begin(), choices.end(), value) == choices.end())
+            fail(fmt::format("one of {}", fmt::join(choices, ", ")));
+        return value;
+    }
+};
+
+using KeyReader = std::function<void(const KeyContext&, TrainSettings&)>;
+
+const std::map<std::string, KeyReader>& key_readers() {
+    static const std::map<std::string, KeyReader> readers = {
+        {"data.path", [](const KeyContext& c, TrainSettings& s) { s.data_path = c.text(); }},
+        {"data.format", [](const KeyContext& c, TrainSettings& s) { s.data_format = c.choice({"auto", "sklearn", "plain"}); }},
+        {"data.test_fraction", [](const KeyContext& c, TrainSettings& s) { s.test_fraction = c.number(0, true, 0.9); }},
+        {"data.synthetic", [](const KeyContext& c, TrainSettings& s) {
+             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+                 s.synthetic.reset();
+                 return;
+             }
+             try {
+                 s.synthetic = parse_synthetic_shape(c.text());
+             } catch (const std::invalid_argument&) {
+                 c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
+             }
+         }},
+        {"data.synthetic_noise", [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
+        {"model.kind", [](const KeyContext& c, TrainSettings& s) { s.model_kind = c.choice({"logistic", "mlp"}); }},
+        {"model.hidden", [](const KeyContext& c, TrainSettings& s) {
+             s.hidden.clear();
+             if (c.node.IsNull()) return;
+             if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
+             for (const auto& item : c.node) {
+                 int64_t size = 0;
+                 try {
+                     size = item.as<int64_t>();
+                 } catch (const YAML::Exception&) {
+                     c.fail("a list of whole numbers >= 1");
+                 }
+                 if (size < 1) c.fail("a list of whole numbers >= 1");
+                 s.hidden.push_back(size);
+             }
+         }},
+        {"optimizer.kind", [](const KeyContext& c, TrainSettings& s) { s.optimizer = c.choice({"adam", "sgd"}); }},
+        {"optimizer.lr", [](const KeyContext& c, TrainSettings& s) { s.learning_rate = c.number(0, true); }},
+        {"optimizer.momentum", [](const KeyContext& c, TrainSettings& s) { s.momentum = c.number(0, false, 0.999999); }},
+        {"optimizer.beta1", [](const KeyContext& c, TrainSettings& s) { s.beta1 = c.number(0, false, 0.999999); }},
+        {"optimizer.beta2", [](const KeyContext& c, TrainSettings& s) { s.beta2 = c.number(0, false, 0.999999); }},
+        {"optimizer.epsilon", [](const KeyContext& c, TrainSettings& s) { s.epsilon = c.number(0, true); }},
+        {"optimizer.weight_decay", [](const KeyContext& c, TrainSettings& s) { s.weight_decay = c.number(0, false); }},
+        {"train.epochs", [](const KeyContext& c, TrainSettings& s) { s.epochs = c.whole(1); }},
+        {"train.batch_size", [](const KeyContext& c, TrainSettings& s) { s.batch_size = c.whole(1); }},
+        {"train.seed", [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
+        {"train.class_weights", [](const KeyContext& c, TrainSettings& s) {
+             std::string spec;
+             if (c.node.IsSequence() && c.node.size() == 2)
+                 spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
+             else if (c.node.IsScalar())
+                 spec = c.node.Scalar();
+             try {
+                 class_weight_values(spec, 1, 1);
+             } catch (const std::invalid_argument&) {
+                 c.fail("balanced, none, or two positive weights [w0, w1]");
+             }
+             s.class_weights = spec;
+         }},
+        {"checkpoint.every", [](const KeyContext& c, TrainSettings& s) { s.checkpoint_every = c.whole(0); }},
+        {"output.dir", [](const KeyContext& c, TrainSettings& s) { s.output_dir = c.text(); }},
+    };
+    return readers;
+}
+
+std::vector<std::string> known_keys() {
+    std::vector<std::string> keys;
+    for (const auto& entry : key_readers()) keys.push_back(entry.first);
+    return keys;
+}
+
+void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t index, const YAML::Node& value) {
+    if (index + 1 == parts.size()) {
+        node[parts[index]] = value;
+        return;
+    }
+    YAML::Node child = node[parts[index]];
+    if (!child.IsMap()) child = YAML::Node(YAML::NodeType::Map);
+    set_path(child, parts, index + 1, value);
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        const size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end - start));
+        if (end == std::string::npos) return parts;
+        start = end + 1;
+    }
+}
+
+}  // namespace
+
+ConfigDocument read_config_document(const std::filesystem::path& path) {
+    if (!std::filesystem::is_regular_file(path))
+        throw std::runtime_error(fmt::format("config file '{}' does not exist or is not a file", path.string()));
+    ConfigDocument document;
+    document.source = std::filesystem::absolute(path);
+    try {
+        document.root = YAML::LoadFile(path.string());
+    } catch (const YAML::Exception& exception) {
+        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", path.string(), exception.mark.line + 1,
+                                             exception.mark.column + 1, exception.msg));
+    }
+    if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
+    if (!document.root.IsMap())
+        throw std::runtime_error(fmt::format("{}: the top level must be a mapping of keys to values", path.string()));
+    return document;
+}
+
+void apply_override(ConfigDocument& document, const std::string& assignment) {
+    const size_t equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0)
+        throw std::runtime_error(fmt::format("--set '{}': expected KEY=VALUE, e.g. optimizer.lr=0.01", assignment));
+    std::string key = assignment.substr(0, equals);
+    const std::string value_text = assignment.substr(equals + 1);
+    if (key.rfind("application.", 0) == 0) key = key.substr(std::string("application.").size());
+    std::vector<std::string> parts = split(key, '.');
+    if (std::any_of(parts.begin(), parts.end(), [](const std::string& part) { return part.empty(); }))
+        throw std::runtime_error(fmt::format("--set '{}': key '{}' has an empty component", assignment, key));
+    YAML::Node value;
+    try {
+        value = YAML::Load(value_text);
+    } catch (const YAML::Exception& exception) {
+        throw std::runtime_error(fmt::format("--set '{}': value is not valid YAML: {}", assignment, exception.msg));
+    }
+    if (std::find(kRuntimeKeys.begin(), kRuntimeKeys.end(), parts[0]) != kRuntimeKeys.end()) {
+        set_path(document.root, parts, 0, value);  // the runtime checks these when aclInit reads them
+        return;
+    }
+    const auto& readers = key_readers();
+    if (readers.count(key) == 0) {
+        std::vector<std::string> candidates = known_keys();
+        candidates.insert(candidates.end(), kRuntimeKeys.begin(), kRuntimeKeys.end());
+        throw std::runtime_error(fmt::format("--set '{}': unknown key '{}'{}", assignment, key,
+                                             did_you_mean(key, candidates)));
+    }
+    YAML::Node application = document.root["application"];
+    if (!application.IsMap()) application = YAML::Node(YAML::NodeType::Map);
+    set_path(application, parts, 0, value);
+    document.overrides[key] = assignment;
+}
+
+TrainSettings read_train_settings(const ConfigDocument& document,
+                                  const std::vector<std::filesystem::path>& data_folders) {
+    TrainSettings settings;
+    const YAML::Node application = document.root["application"];
+    std::map<std::string, YAML::Node> leaves;
+    if (application && !application.IsNull()) {
+        if (!application.IsMap())
+            throw std::runtime_error(fmt::format("{}: key 'application' must be a mapping of training settings",
+                                                 document.source.string()));
+        flatten(application, "", leaves);
+    }
+    const auto& readers = key_readers();
+    for (const auto& [key, node] : leaves) {
+        const auto reader = readers.find(key);
+        if (reader == readers.end())
+            throw std::runtime_error(fmt::format("{}: unknown key 'application.{}'{}", position(document, key, node),
+                                                 key, did_you_mean(key, known_keys())));
+        reader->second(KeyContext{document, key, node}, settings);
+    }
+    if (settings.model_kind == "mlp" && settings.hidden.empty())
+        throw std::runtime_error(fmt::format("{}: model.kind is mlp but model.hidden lists no layer sizes",
+                                             document.source.string()));
+    if (settings.model_kind == "logistic") settings.hidden.clear();
+
+    if (!settings.synthetic) {
+        if (settings.data_path.empty())
+            throw std::runtime_error(fmt::format("{}: no data set: set application.data.path or use --synthetic",
+                                                 document.source.string()));
+        std::vector<std::filesystem::path> tried;
+        const auto given = settings.data_path;
+        tried.push_back(given.is_absolute() ? given : document.source.parent_path() / given);
+        for (const auto& folder : data_folders) tried.push_back(folder / given.filename());
+        const auto found = std::find_if(tried.begin(), tried.end(),
+                                        [](const auto& path) { return std::filesystem::is_regular_file(path); });
+        if (found == tried.end()) {
+            std::vector<std::string> shown;
+            for (const auto& path : tried) shown.push_back(path.lexically_normal().string());
+            throw std::runtime_error(fmt::format("data file '{}' not found; looked at: {}", given.string(),
+                                                 fmt::join(shown, ", ")));
+        }
+        settings.data_path = std::filesystem::canonical(*found);
+    }
+    return settings;
+}
+
+std::string effective_backend(const ConfigDocument& document) {
+    const char* forced = std::getenv("NNPLUG_BACKEND");
+    if (forced && *forced) return forced;
+    const YAML::Node backend = document.root["backend"];
+    return backend && backend.IsScalar() ? backend.Scalar() : "cpu_tbb";
+}
+
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path) {
+    YAML::Node root = YAML::Clone(document.root);
+    if (!data_path.empty()) set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
+    const YAML::Node paths = root["plugin_paths"];
+    if (paths && paths.IsSequence()) {
+        YAML::Node absolute(YAML::NodeType::Sequence);
+        for (const auto& item : paths) {
+            std::filesystem::path path = item.Scalar();
+            absolute.push_back((path.is_absolute() ? path : document.source.parent_path() / path).string());
+        }
+        root["plugin_paths"] = absolute;
+    }
+    YAML::Emitter out;
+    out << root;
+    return std::string(out.c_str()) + "\n";
+}
+
+std::vector<std::pair<std::string, std::string>> trajectory_settings(const TrainSettings& s) {
+    std::vector<std::pair<std::string, std::string>> lines = {
+        {"data.test_fraction", fmt::format("{}", s.test_fraction)},
+        {"data.synthetic", s.synthetic ? fmt::format("{},{}", s.synthetic->rows, s.synthetic->features) : ""},
+        {"data.synthetic_noise", s.synthetic ? fmt::format("{}", s.synthetic_noise) : ""},
+        {"model.kind", s.model_kind},
+        {"model.hidden", fmt::format("[{}]", fmt::join(s.hidden, ","))},
+        {"optimizer.kind", s.optimizer},
+        {"optimizer.lr", fmt::format("{}", s.learning_rate)},
+        {"optimizer.momentum", fmt::format("{}", s.momentum)},
+        {"optimizer.beta1", fmt::format("{}", s.beta1)},
+        {"optimizer.beta2", fmt::format("{}", s.beta2)},
+        {"optimizer.epsilon", fmt::format("{}", s.epsilon)},
+        {"optimizer.weight_decay", fmt::format("{}", s.weight_decay)},
+        {"train.batch_size", fmt::format("{}", s.batch_size)},
+        {"train.seed", fmt::format("{}", s.seed)},
+        {"train.class_weights", s.class_weights},
+    };
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+SyntheticShape parse_synthetic_shape(const std::string& text) {
+    const auto parts = split(text, ',');
+    SyntheticShape shape;
+    try {
+        size_t used = 0;
+        if (parts.size() != 2) throw std::invalid_argument("two numbers");
+        shape.rows = std::stoll(parts[0], &used);
+        if (used != parts[0].size()) throw std::invalid_argument("rows");
+        shape.features = std::stoll(parts[1], &used);
+        if (used != parts[1].size()) throw std::invalid_argument("features");
+    } catch (const std::exception&) {
+        throw std::invalid_argument(fmt::format("'{}' is not ROWS,FEATURES", text));
+    }
+    if (shape.rows < 10 || shape.features < 1)
+        throw std::invalid_argument(fmt::format("'{}': need ROWS >= 10 and FEATURES >= 1", text));
+    return shape;
+}
+
+std::pair<float, float> class_weight_values(const std::string& spec, int64_t negatives, int64_t positives) {
+    if (spec == "none") return {1.0f, 1.0f};
+    if (spec == "balanced") {
+        // As scikit-learn's "balanced": n_samples / (n_classes * count of the class).
+        const double total = static_cast<double>(negatives + positives);
+        return {negatives ? static_cast<float>(total / (2.0 * negatives)) : 1.0f,
+                positives ? static_cast<float>(total / (2.0 * positives)) : 1.0f};
+    }
+    const auto parts = split(spec, ',');
+    if (parts.size() == 2) {
+        try {
+            size_t used0 = 0, used1 = 0;
+            const float w0 = std::stof(parts[0], &used0);
+            const float w1 = std::stof(parts[1], &used1);
+            if (used0 == parts[0].size() && used1 == parts[1].size() && w0 > 0 && w1 > 0) return {w0, w1};
+        } catch (const std::exception&) {
+        }
+    }
+    throw std::invalid_argument(fmt::format("class weights '{}' are not balanced, none or 'w0,w1'", spec));
+}
+
+}  // namespace train

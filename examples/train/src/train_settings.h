@@ -1,0 +1,88 @@
+// The training settings: the `application:` section of the YAML config that also holds
+// the runtime's keys, plus command-line overrides.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace train {
+
+struct SyntheticShape {
+    int64_t rows = 0;
+    int64_t features = 0;
+};
+
+struct TrainSettings {
+    // data
+    std::filesystem::path data_path;     // resolved to an existing file when loaded from a config
+    std::string data_format = "auto";    // auto, sklearn (header "rows,features,name0,name1") or plain
+    double test_fraction = 0.2;
+    std::optional<SyntheticShape> synthetic;  // replaces data_path: a generated data set
+    double synthetic_noise = 0.5;        // std of the Gaussian noise added to the true margin
+    // model
+    std::string model_kind = "logistic";  // logistic or mlp
+    std::vector<int64_t> hidden;          // hidden layer sizes of the mlp (ReLU)
+    // optimizer
+    std::string optimizer = "adam";       // adam or sgd (with momentum)
+    double learning_rate = 0.01;
+    double momentum = 0.9;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double epsilon = 1e-8;
+    double weight_decay = 0.0;            // L2 on weights (not biases), added to the gradient
+    // training
+    int64_t epochs = 50;
+    int64_t batch_size = 32;
+    uint64_t seed = 42;
+    std::string class_weights = "balanced";  // balanced, none, or "w0,w1"
+    // checkpoints and outputs
+    int64_t checkpoint_every = 10;        // epochs; 0: only on SIGINT/SIGTERM
+    std::filesystem::path output_dir = "train_output";
+};
+
+// A parsed config file: the whole document (runtime keys and `application:`).
+struct ConfigDocument {
+    std::filesystem::path source;
+    YAML::Node root;
+    std::map<std::string, std::string> overrides;  // application key -> the --set text that changed it
+};
+
+// Reads a YAML file; throws std::runtime_error naming the file on failure.
+ConfigDocument read_config_document(const std::filesystem::path& path);
+
+// Applies `key=value` overrides: keys of the runtime (backend, log_level, plugin_paths,
+// backends.*) go to the top level, every other key to `application:`.
+void apply_override(ConfigDocument& document, const std::string& assignment);
+
+// Reads `application:` into settings; unknown keys and bad values throw with the key,
+// the file position and a suggestion. `data.path` is resolved against the config's folder,
+// then against data_folders.
+TrainSettings read_train_settings(const ConfigDocument& document,
+                                  const std::vector<std::filesystem::path>& data_folders);
+
+// The backend the runtime will use: $NNPLUG_BACKEND, else the document's `backend`.
+std::string effective_backend(const ConfigDocument& document);
+
+// The document as aclInit should read it, with relative plugin paths made absolute
+// (the effective config is written away from the original file) and `data.path` set to
+// the data file found (empty: left as it is).
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path);
+
+// The settings that decide the trajectory of a run, as sorted "key=value" lines; a
+// checkpoint must match them to be resumed. Epochs, outputs and backend are left out.
+std::vector<std::pair<std::string, std::string>> trajectory_settings(const TrainSettings& settings);
+
+// Parses "N,D" for --synthetic.
+SyntheticShape parse_synthetic_shape(const std::string& text);
+
+// The class weights (w0, w1) for label counts of the training split.
+std::pair<float, float> class_weight_values(const std::string& spec, int64_t negatives, int64_t positives);
+
+}  // namespace train

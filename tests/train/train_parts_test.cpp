@@ -1,0 +1,326 @@
+// The training example's parts: data loading and splitting, metrics, model gradients,
+// optimizers, settings and checkpoints.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include "acl_test_support.h"
+#include "checkpoint.h"
+#include "classification_metrics.h"
+#include "dataset.h"
+#include "model.h"
+#include "optimizer.h"
+#include "train_settings.h"
+
+namespace {
+
+using nnplug::test::TempFolder;
+using namespace train;
+
+std::string error_of(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const std::exception& error) {
+        return error.what();
+    }
+    return "(no error)";
+}
+
+TEST(TrainData, LoadsTheShippedFileWithItsHeader) {
+    const Dataset data = load_csv(NNPLUG_SHIPPED_DATA, "auto");
+    EXPECT_EQ(data.rows(), 569);
+    EXPECT_EQ(data.features.cols(), 30);
+    EXPECT_EQ(data.positives(), 357);
+    EXPECT_EQ(data.label_names[0], "malignant");
+    EXPECT_EQ(data.label_names[1], "benign");
+    EXPECT_FLOAT_EQ(data.features(0, 0), 17.99f);
+    EXPECT_FLOAT_EQ(data.labels[0], 0.0f);
+}
+
+TEST(TrainData, LoadsPlainCsvWithAndWithoutHeader) {
+    TempFolder folder;
+    const Dataset named = load_csv(folder.write("a.csv", "x1,x2,y\n1,2,0\n3.5,-4,1\n"), "auto");
+    EXPECT_EQ(named.rows(), 2);
+    EXPECT_EQ(named.features.cols(), 2);
+    EXPECT_FLOAT_EQ(named.features(1, 0), 3.5f);
+    const Dataset bare = load_csv(folder.write("b.csv", "1,2,0\n3,4,1\n\n"), "plain");
+    EXPECT_EQ(bare.rows(), 2);
+    EXPECT_FLOAT_EQ(bare.labels[1], 1.0f);
+}
+
+TEST(TrainData, MalformedRowsNameFileAndLine) {
+    TempFolder folder;
+    const auto short_row = folder.write("short.csv", "1,2,0\n3,4\n");
+    EXPECT_EQ(error_of([&] { load_csv(short_row, "auto"); }),
+              short_row.string() + ":2: expected 3 values (2 features and a label), found 2");
+    const auto bad_number = folder.write("number.csv", "a,b,y\n1,2,0\n1,zz,1\n");
+    EXPECT_EQ(error_of([&] { load_csv(bad_number, "auto"); }),
+              bad_number.string() + ":3: column 2: 'zz' is not a finite number");
+    const auto bad_label = folder.write("label.csv", "1,2,0\n1,2,2\n");
+    EXPECT_EQ(error_of([&] { load_csv(bad_label, "auto"); }), bad_label.string() + ":2: label '2' is not 0 or 1");
+    const auto wrong_count = folder.write("count.csv", "3,2,no,yes\n1,2,0\n1,2,1\n");
+    EXPECT_EQ(error_of([&] { load_csv(wrong_count, "auto"); }),
+              wrong_count.string() + ": the header announces 3 rows, the file holds 2");
+    const auto empty = folder.write("empty.csv", "\n");
+    EXPECT_EQ(error_of([&] { load_csv(empty, "auto"); }), empty.string() + ": the file holds no rows");
+    EXPECT_NE(error_of([&] { load_csv(folder.path() / "missing.csv", "auto"); }).find("cannot open"), std::string::npos);
+}
+
+TEST(TrainData, SplitIsStratifiedDeterministicAndDisjoint) {
+    const Dataset data = load_csv(NNPLUG_SHIPPED_DATA, "auto");
+    const TrainTestSplit a = split_stratified(data, 0.2, 7);
+    const TrainTestSplit b = split_stratified(data, 0.2, 7);
+    const TrainTestSplit c = split_stratified(data, 0.2, 8);
+    EXPECT_EQ(a.test.rows(), 42 + 71);  // 20% of 212 and of 357, rounded
+    EXPECT_EQ(a.test.positives(), 71);
+    EXPECT_EQ(a.train.rows() + a.test.rows(), 569);
+    EXPECT_TRUE(a.train.features == b.train.features && a.test.labels == b.test.labels);
+    EXPECT_FALSE(a.test.features == c.test.features);
+    // Every row lands in exactly one part: the column sums add up to the whole.
+    const Eigen::RowVectorXd whole = data.features.cast<double>().colwise().sum();
+    const Eigen::RowVectorXd parts =
+        a.train.features.cast<double>().colwise().sum() + a.test.features.cast<double>().colwise().sum();
+    EXPECT_LT((whole - parts).cwiseAbs().maxCoeff(), 1e-6 * whole.cwiseAbs().maxCoeff());
+}
+
+TEST(TrainData, StandardizerUsesTheTrainingSplitOnly) {
+    FeatureMatrix train(4, 2), test(1, 2);
+    train << 1, 10, 3, 10, 5, 10, 7, 10;
+    test << 100, 3;
+    const Standardizer standardizer = Standardizer::fit(train);
+    EXPECT_FLOAT_EQ(standardizer.mean[0], 4.0f);
+    EXPECT_FLOAT_EQ(standardizer.scale[0], std::sqrt(5.0f));
+    EXPECT_FLOAT_EQ(standardizer.scale[1], 1.0f);  // constant feature
+    standardizer.apply(test);
+    EXPECT_FLOAT_EQ(test(0, 0), 96.0f / std::sqrt(5.0f));
+    EXPECT_FLOAT_EQ(test(0, 1), -7.0f);
+}
+
+TEST(TrainData, SyntheticSetIsReproducibleAndNoisy) {
+    const Dataset a = make_synthetic({2000, 5}, 0.5, 3);
+    const Dataset b = make_synthetic({2000, 5}, 0.5, 3);
+    EXPECT_EQ(data_fingerprint(a), data_fingerprint(b));
+    EXPECT_NE(data_fingerprint(a), data_fingerprint(make_synthetic({2000, 5}, 0.5, 4)));
+    const double positive_share = static_cast<double>(a.positives()) / 2000.0;
+    EXPECT_GT(positive_share, 0.4);
+    EXPECT_LT(positive_share, 0.6);
+}
+
+TEST(TrainMetrics, RocAucCountsTiesAsHalf) {
+    const float labels[] = {0, 0, 1, 1};
+    const float perfect[] = {0.1f, 0.2f, 0.8f, 0.9f};
+    const float inverted[] = {0.9f, 0.8f, 0.2f, 0.1f};
+    const float tied[] = {0.5f, 0.5f, 0.5f, 0.5f};
+    const float mixed[] = {0.1f, 0.4f, 0.35f, 0.8f};  // pairs: 3 of 4 ordered right
+    EXPECT_DOUBLE_EQ(roc_auc(perfect, labels, 4), 1.0);
+    EXPECT_DOUBLE_EQ(roc_auc(inverted, labels, 4), 0.0);
+    EXPECT_DOUBLE_EQ(roc_auc(tied, labels, 4), 0.5);
+    EXPECT_DOUBLE_EQ(roc_auc(mixed, labels, 4), 0.75);
+    EXPECT_TRUE(std::isnan(roc_auc(perfect, labels, 2)));  // one class only
+}
+
+TEST(TrainMetrics, ConfusionMatrixRowsAreActualClasses) {
+    const float labels[] = {0, 0, 1, 1, 1};
+    const float scores[] = {0.2f, 0.7f, 0.5f, 0.1f, 0.9f};
+    ConfusionMatrix confusion;
+    confusion.add(scores, labels, 5);
+    EXPECT_EQ(confusion.counts[0][0], 1);
+    EXPECT_EQ(confusion.counts[0][1], 1);
+    EXPECT_EQ(confusion.counts[1][0], 1);
+    EXPECT_EQ(confusion.counts[1][1], 2);
+    EXPECT_DOUBLE_EQ(confusion.accuracy(), 0.6);
+}
+
+// Mean weighted BCE of the model on (x, y), in double, as the device computes it.
+double host_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y, const Eigen::VectorXf& w) {
+    const Eigen::VectorXf& p = model.forward(x.data(), x.rows());
+    double sum = 0;
+    for (Eigen::Index i = 0; i < y.size(); ++i)
+        sum -= w[i] * (y[i] * std::log(static_cast<double>(p[i])) + (1 - y[i]) * std::log(1.0 - p[i]));
+    return sum / static_cast<double>(y.size());
+}
+
+TEST(TrainModel, MlpGradientsMatchFiniteDifferences) {
+    RandomStream random(5);
+    FeatureMatrix x(6, 3);
+    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = 2 * random.uniform() - 1;
+    Eigen::VectorXf y(6), w(6);
+    y << 0, 1, 1, 0, 1, 0;
+    w << 1, 2, 1, 0.5f, 1, 1;
+    Model model(3, {4, 3});
+    model.initialize(random);
+    // dL/dp of the mean weighted BCE: w * (p - y) / (p (1 - p)) / N.
+    const Eigen::VectorXf p = model.forward(x.data(), x.rows());
+    Eigen::VectorXf grad_p(6);
+    for (int i = 0; i < 6; ++i) grad_p[i] = w[i] * (p[i] - y[i]) / (p[i] * (1 - p[i])) / 6.0f;
+    model.backward(grad_p.data());
+    const std::vector<float> analytic = model.gradients();
+    ASSERT_EQ(analytic.size(), 3u * 4 + 4 + 4 * 3 + 3 + 3 * 1 + 1);
+    for (size_t k = 0; k < analytic.size(); ++k) {
+        const float saved = model.parameters()[k];
+        const float h = 1e-2f;
+        model.parameters()[k] = saved + h;
+        const double up = host_loss(model, x, y, w);
+        model.parameters()[k] = saved - h;
+        const double down = host_loss(model, x, y, w);
+        model.parameters()[k] = saved;
+        EXPECT_NEAR(analytic[k], (up - down) / (2 * h), 2e-3) << "parameter " << k;
+    }
+}
+
+TEST(TrainOptimizer, SgdAndAdamFollowPyTorchsUpdateRules) {
+    TrainSettings settings;
+    settings.optimizer = "sgd";
+    settings.learning_rate = 0.1;
+    settings.momentum = 0.9;
+    Optimizer sgd(settings, 1);
+    std::vector<float> p = {1.0f};
+    sgd.step(p, {0.5f});  // v = 0.5
+    EXPECT_FLOAT_EQ(p[0], 0.95f);
+    sgd.step(p, {0.5f});  // v = 0.9 * 0.5 + 0.5 = 0.95
+    EXPECT_FLOAT_EQ(p[0], 0.855f);
+
+    settings.optimizer = "adam";
+    settings.learning_rate = 0.01;
+    Optimizer adam(settings, 1);
+    p = {1.0f};
+    adam.step(p, {0.5f});  // first Adam step moves by lr * sign(g) (up to epsilon)
+    EXPECT_NEAR(p[0], 0.99f, 1e-6);
+    adam.step(p, {-0.25f});
+    // m = 0.9*0.05 + 0.1*-0.25 = 0.02, v = 0.999*0.00025 + 0.001*0.0625 = 0.00031225
+    const double m_hat = 0.02 / (1 - 0.81), v_hat = 0.00031225 / (1 - 0.998001);
+    EXPECT_NEAR(p[0], 0.99 - 0.01 * m_hat / (std::sqrt(v_hat) + 1e-8), 1e-6);
+}
+
+TEST(TrainSettings, ReadsApplicationSectionAndOverrides) {
+    TempFolder folder;
+    folder.write("data.csv", "1,2,0\n3,4,1\n");
+    const auto config = folder.write("train.yaml",
+                                     "backend: cpu_tbb\napplication:\n  data: {path: data.csv}\n"
+                                     "  optimizer: {kind: sgd, lr: 0.5}\n  model: {kind: mlp, hidden: [8, 4]}\n");
+    ConfigDocument document = read_config_document(config);
+    apply_override(document, "optimizer.lr=0.25");
+    apply_override(document, "backends.cpu_tbb.threads=1");
+    apply_override(document, "train.class_weights=[1, 3]");
+    const TrainSettings settings = read_train_settings(document, {});
+    EXPECT_EQ(settings.optimizer, "sgd");
+    EXPECT_DOUBLE_EQ(settings.learning_rate, 0.25);
+    EXPECT_EQ(settings.hidden, (std::vector<int64_t>{8, 4}));
+    EXPECT_EQ(settings.class_weights, "1,3");
+    EXPECT_EQ(settings.data_path, std::filesystem::canonical(folder.path() / "data.csv"));
+    EXPECT_EQ(document.root["backends"]["cpu_tbb"]["threads"].as<int>(), 1);  // a runtime key stays at the top
+    const auto weights = class_weight_values("balanced", 100, 300);
+    EXPECT_FLOAT_EQ(weights.first, 2.0f);
+    EXPECT_FLOAT_EQ(weights.second, 400.0f / 600.0f);
+}
+
+TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
+    TempFolder folder;
+    const auto config = folder.write("train.yaml", "application:\n  optimizer:\n    lrate: 0.1\n");
+    ConfigDocument document = read_config_document(config);
+    EXPECT_EQ(error_of([&] { read_train_settings(document, {}); }),
+              config.string() + ":3:12: unknown key 'application.optimizer.lrate' (did you mean 'optimizer.lr'?)");
+    EXPECT_EQ(error_of([&] { apply_override(document, "train.epoch=3"); }),
+              "--set 'train.epoch=3': unknown key 'train.epoch' (did you mean 'train.epochs'?)");
+    ConfigDocument fresh = read_config_document(folder.write("ok.yaml", "application: {data: {path: x.csv}}\n"));
+    apply_override(fresh, "train.batch_size=0");
+    EXPECT_EQ(error_of([&] { read_train_settings(fresh, {}); }),
+              "--set train.batch_size=0: key 'train.batch_size' has value '0'; expected a whole number >= 1");
+    ConfigDocument missing = read_config_document(folder.write("m.yaml", "application: {data: {path: nowhere.csv}}\n"));
+    EXPECT_NE(error_of([&] { read_train_settings(missing, {}); }).find("data file 'nowhere.csv' not found"),
+              std::string::npos);
+}
+
+class TrainCheckpoint : public ::testing::Test {
+protected:
+    RunIdentity identity{{{"optimizer.lr", "0.01"}, {"train.seed", "1"}}, 1234, {3, 1}};
+    TrainingState state() const {
+        TrainingState s;
+        s.epochs_done = 4;
+        s.batches_done = 2;
+        s.epoch_start_random = RandomStream(9).state();
+        s.partial_loss_sum = 1.5;
+        s.partial_correct = 30;
+        s.partial_seen = 64;
+        s.parameters = {0.5f, -1.25f, 2.0f, 0.125f};
+        s.optimizer_kind = "adam";
+        s.optimizer_steps = 77;
+        s.optimizer_first = {1, 2, 3, 4};
+        s.optimizer_second = {5, 6, 7, 8};
+        s.history = {EpochMetrics{1, 0.5, 0.8, 0.6, 0.75, 0.9}};
+        return s;
+    }
+    TempFolder folder;
+    std::filesystem::path path = folder.path() / "checkpoint.bin";
+};
+
+TEST_F(TrainCheckpoint, RoundTripsEveryField) {
+    write_checkpoint(path, identity, state());
+    EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    const TrainingState read = read_checkpoint(path, identity);
+    const TrainingState expected = state();
+    EXPECT_EQ(read.epochs_done, 4);
+    EXPECT_EQ(read.batches_done, 2);
+    EXPECT_EQ(read.epoch_start_random, expected.epoch_start_random);
+    EXPECT_EQ(read.partial_loss_sum, 1.5);
+    EXPECT_EQ(read.partial_correct, 30);
+    EXPECT_EQ(read.parameters, expected.parameters);
+    EXPECT_EQ(read.optimizer_steps, 77);
+    EXPECT_EQ(read.optimizer_second, expected.optimizer_second);
+    ASSERT_EQ(read.history.size(), 1u);
+    EXPECT_EQ(read.history[0].test_roc_auc, 0.9);
+}
+
+TEST_F(TrainCheckpoint, CorruptTruncatedAndForeignFilesAreRefused) {
+    write_checkpoint(path, identity, state());
+    std::string bytes;
+    {
+        std::ifstream in(path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const auto write = [&](const std::string& content) { std::ofstream(path, std::ios::binary) << content; };
+    std::string flipped = bytes;
+    flipped[bytes.size() / 2] ^= 0x10;
+    write(flipped);
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity); }),
+              "checkpoint '" + path.string() + "' is corrupt: its checksum does not match its contents");
+    write(bytes.substr(0, bytes.size() - 5));
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity); }).find("is corrupt"), std::string::npos);
+    write("epoch,train_loss\n1,0.5\n");
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity); }),
+              "'" + path.string() + "' is not a training checkpoint (no NNPTRAIN header)");
+    std::string other_version = bytes;
+    other_version[8] = 9;
+    write(other_version);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity); }).find("format version 9"), std::string::npos);
+}
+
+TEST_F(TrainCheckpoint, AnotherRunIsRefusedWithTheDifference) {
+    write_checkpoint(path, identity, state());
+    RunIdentity other = identity;
+    other.settings[0].second = "0.02";
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, other); }),
+              "checkpoint '" + path.string() + "' belongs to another run: optimizer.lr is '0.01' there and '0.02' here");
+    other = identity;
+    other.layer_sizes = {3, 8, 1};
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, other); }),
+              "checkpoint '" + path.string() + "' belongs to another run: layer sizes 3-1 there, 3-8-1 here");
+    other = identity;
+    other.data_fingerprint = 99;
+    EXPECT_NE(error_of([&] { read_checkpoint(path, other); }).find("trained on other data"), std::string::npos);
+}
+
+TEST(TrainRandomStream, StateRestoresTheSequence) {
+    RandomStream a(11);
+    a.next();
+    const std::string saved = a.state();
+    const uint64_t expected = a.next();
+    RandomStream b(0);
+    ASSERT_TRUE(b.restore(saved));
+    EXPECT_EQ(b.next(), expected);
+    EXPECT_FALSE(b.restore("not a state"));
+}
+
+}  // namespace

@@ -1,0 +1,245 @@
+// Whole runs of nnplug_train: quality on the shipped data, reproducibility across thread
+// counts and backends, resume after an interruption, refused checkpoints.
+#include <acl/acl.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl_test_support.h"
+
+extern char** environ;
+
+namespace {
+
+using nnplug::test::TempFolder;
+
+std::string read_text(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct RunResult {
+    int exit_code = -1;
+    std::string output;  // stdout and stderr
+};
+
+std::vector<std::string> base_arguments(const std::filesystem::path& output) {
+    return {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()};
+}
+
+pid_t start(std::vector<std::string> arguments, const std::filesystem::path& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (auto& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int status = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return status == 0 ? pid : -1;
+}
+
+int wait_for(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra) {
+    auto arguments = base_arguments(output);
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    std::filesystem::create_directories(output.parent_path());
+    const auto log = output.string() + ".log";
+    RunResult result;
+    const pid_t pid = start(arguments, log);
+    if (pid > 0) result.exit_code = wait_for(pid);
+    result.output = read_text(log);
+    return result;
+}
+
+// Parses metrics.csv into rows of numbers (the header dropped).
+std::vector<std::vector<double>> metrics(const std::filesystem::path& output) {
+    std::vector<std::vector<double>> rows;
+    std::istringstream in(read_text(output / "metrics.csv"));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        std::vector<double> row;
+        std::istringstream fields(line);
+        std::string field;
+        while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+double json_number(const std::string& json, const std::string& key) {
+    const size_t at = json.find("\"" + key + "\": ");
+    if (at == std::string::npos) return NAN;
+    return std::stod(json.substr(at + key.size() + 4));
+}
+
+// A synthetic set big enough that the backend splits its kernels (grain 1024).
+const std::vector<std::string> kParallelRun = {"--synthetic", "6000,8", "--set", "train.batch_size=2048",
+                                               "--set", "train.epochs=4", "--set", "backends.cpu_tbb.grain=1024"};
+
+class TrainRun : public ::testing::Test {
+protected:
+    TempFolder folder;
+};
+
+TEST_F(TrainRun, ShortRunOnShippedDataReaches95PercentTestAccuracy) {
+    const auto output = folder.path() / "quality";
+    const RunResult result = run(output, {"--set", "train.epochs=15"});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const double accuracy = json_number(read_text(output / "summary.json"), "test_accuracy");
+    EXPECT_GE(accuracy, 0.95) << result.output;
+    EXPECT_NE(result.output.find("Test accuracy: "), std::string::npos);
+    EXPECT_NE(result.output.find("Confusion matrix"), std::string::npos);
+    EXPECT_EQ(metrics(output).size(), 15u);
+    const std::string svg = read_text(output / "training_curves.svg");
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("<polyline"), std::string::npos);
+}
+
+TEST_F(TrainRun, MetricsAreBitIdenticalWithOneAndTwoThreads) {
+    for (const auto& data : {std::vector<std::string>{"--set", "train.epochs=5"}, kParallelRun}) {
+        auto one = data, two = data;
+        one.insert(one.end(), {"--set", "backends.cpu_tbb.threads=1"});
+        two.insert(two.end(), {"--set", "backends.cpu_tbb.threads=2"});
+        const RunResult a = run(folder.path() / "one", one);
+        const RunResult b = run(folder.path() / "two", two);
+        ASSERT_EQ(a.exit_code, 0) << a.output;
+        ASSERT_EQ(b.exit_code, 0) << b.output;
+        const std::string csv = read_text(folder.path() / "one" / "metrics.csv");
+        EXPECT_GT(std::count(csv.begin(), csv.end(), '\n'), 4);
+        EXPECT_EQ(csv, read_text(folder.path() / "two" / "metrics.csv"));
+    }
+}
+
+TEST_F(TrainRun, ResumeEndsWithTheMetricsOfAnUninterruptedRun) {
+    const std::vector<std::string> settings = {"--set", "train.epochs=6", "--set", "model.kind=mlp",
+                                               "--set", "model.hidden=[8]", "--set", "checkpoint.every=2"};
+    const RunResult whole = run(folder.path() / "whole", settings);
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    // 15 batches per epoch: 40 stops inside epoch 3, 45 at the end of epoch 3.
+    for (const char* stop_after : {"40", "45"}) {
+        const auto output = folder.path() / (std::string("cut") + stop_after);
+        auto interrupted = settings;
+        interrupted.insert(interrupted.end(), {"--interrupt-after-batches", stop_after});
+        const RunResult first = run(output, interrupted);
+        ASSERT_EQ(first.exit_code, 130) << first.output;
+        EXPECT_NE(first.output.find("checkpoint written"), std::string::npos);
+        auto resumed = settings;
+        resumed.push_back("--resume");
+        const RunResult second = run(output, resumed);
+        ASSERT_EQ(second.exit_code, 0) << second.output;
+        EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"))
+            << "interrupted after " << stop_after << " batches";
+    }
+}
+
+TEST_F(TrainRun, SigintWritesACheckpointAndResumeMatches) {
+    // Many epochs, so the signal arrives while training; the run stops with a checkpoint.
+    const auto output = folder.path() / "signalled";
+    auto arguments = base_arguments(output);
+    arguments.insert(arguments.end(), {"--synthetic", "20000,8", "--set", "train.epochs=100000", "--set",
+                                       "checkpoint.every=0"});
+    const pid_t pid = start(arguments, folder.path() / "signalled.log");
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 600 && read_text(folder.path() / "signalled.log").find("epoch    2/") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    kill(pid, SIGINT);
+    ASSERT_EQ(wait_for(pid), 130) << read_text(folder.path() / "signalled.log");
+    ASSERT_TRUE(std::filesystem::exists(output / "checkpoint.bin"));
+    // Finish the epoch in progress and compare with a run of that many epochs.
+    const size_t epochs = metrics(output).size() + 1;
+    const std::vector<std::string> settings = {"--synthetic", "20000,8", "--set",
+                                               "train.epochs=" + std::to_string(epochs)};
+    auto resumed = settings;
+    resumed.push_back("--resume");
+    const RunResult second = run(output, resumed);
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    const RunResult whole = run(folder.path() / "whole", settings);
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"));
+}
+
+TEST_F(TrainRun, CorruptOrMismatchedCheckpointIsRefused) {
+    const auto output = folder.path() / "run";
+    ASSERT_EQ(run(output, {"--set", "train.epochs=2"}).exit_code, 0);
+    const RunResult mismatched = run(output, {"--set", "train.epochs=4", "--set", "train.seed=5", "--resume"});
+    EXPECT_EQ(mismatched.exit_code, 1);
+    EXPECT_NE(mismatched.output.find("belongs to another run: train.seed is '42' there and '5' here"),
+              std::string::npos)
+        << mismatched.output;
+    {
+        std::fstream file(output / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
+        file.seekp(40);
+        file.put('\x7f');
+    }
+    const RunResult corrupt = run(output, {"--set", "train.epochs=4", "--resume"});
+    EXPECT_EQ(corrupt.exit_code, 1);
+    EXPECT_NE(corrupt.output.find("is corrupt"), std::string::npos) << corrupt.output;
+}
+
+TEST_F(TrainRun, BadCommandLineAndConfigAreReported) {
+    const RunResult unknown = run(folder.path() / "a", {"--set", "optimizer.lrr=0.1"});
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_NE(unknown.output.find("unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"), std::string::npos)
+        << unknown.output;
+    const RunResult backend = run(folder.path() / "b", {"--backend", "nosuch"});
+    EXPECT_EQ(backend.exit_code, 1);
+    EXPECT_NE(backend.output.find("backend 'nosuch' not found"), std::string::npos) << backend.output;
+}
+
+// True when the runtime can load the named backend (it may not be built).
+bool backend_available(const std::string& name, std::string& reason) {
+    TempFolder folder;
+    const auto config = folder.write("probe.yaml", "backend: " + name + "\n");
+    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+    if (aclInit(config.c_str()) != ACL_SUCCESS) {
+        reason = aclGetRecentErrMsg();
+        return false;
+    }
+    aclFinalize();
+    return true;
+}
+
+TEST_F(TrainRun, CpuAndAtlasEmulatorAgreeWithin1e5) {
+    std::string reason;
+    if (!backend_available("atlas_emu", reason)) GTEST_SKIP() << "atlas_emu is not available: " << reason;
+    for (const auto& data : {std::vector<std::string>{"--set", "train.epochs=10"}, kParallelRun}) {
+        auto cpu = data, emulated = data;
+        cpu.insert(cpu.end(), {"--backend", "cpu_tbb"});
+        emulated.insert(emulated.end(), {"--backend", "atlas_emu"});
+        const RunResult a = run(folder.path() / "cpu", cpu);
+        const RunResult b = run(folder.path() / "atlas", emulated);
+        ASSERT_EQ(a.exit_code, 0) << a.output;
+        ASSERT_EQ(b.exit_code, 0) << b.output;
+        EXPECT_NE(b.output.find("on atlas_emu"), std::string::npos);
+        const auto x = metrics(folder.path() / "cpu");
+        const auto y = metrics(folder.path() / "atlas");
+        ASSERT_EQ(x.size(), y.size());
+        ASSERT_FALSE(x.empty());
+        for (size_t row = 0; row < x.size(); ++row)
+            for (size_t column = 1; column < x[row].size(); ++column)
+                EXPECT_LE(std::abs(x[row][column] - y[row][column]), 1e-5 * std::abs(x[row][column]))
+                    << "epoch " << row + 1 << " column " << column;
+    }
+}
+
+}  // namespace

@@ -33,8 +33,10 @@ build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
+# The training example with its default config (share/nnplug/configs/train_cpu.yaml);
+# its metrics, curves and checkpoint go to the build folder.
 run_main_job() {
-  "$BUILD_DIR/bin/aclnn_bce_backward"
+  "$BUILD_DIR/bin/nnplug_train" --output "$BUILD_DIR/train_output/cpu"
 }
 
 command=${1:-}

@@ -1,0 +1,183 @@
+// atlas_emu against cpu_tbb on the same inputs: the golden case list (dtype mixes,
+// broadcasting, strided views, 0-d to 8-d, edge values) plus random cases large enough
+// for many cores, many tiles and ragged tails, in every dtype. The backward must
+// match bit for bit; the forward within 4 float32 ulp per element (one ulp of a 16-bit
+// out) and rtol 1e-6 for sums.
+#include <gtest/gtest.h>
+#include <nnplug/dtype_convert.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "acl_test_support.h"
+#include "golden_cases.h"
+
+namespace {
+
+using nnplug::test::DeviceTensor;
+using nnplug::test::GoldenCase;
+using nnplug::test::GoldenTensor;
+
+GoldenTensor random_tensor(const std::vector<int64_t>& storage_shape, const std::vector<int64_t>& view,
+                           const std::vector<int64_t>& strides, aclDataType dtype, float low, float high,
+                           std::mt19937& generator) {
+    GoldenTensor t;
+    t.present = true;
+    t.dtype = dtype;
+    t.view = view;
+    t.strides = strides;
+    t.storage_shape = storage_shape;
+    std::uniform_real_distribution<float> values(low, high);
+    std::vector<float> storage(static_cast<size_t>(nnplug::test::element_count(storage_shape)));
+    for (float& v : storage) v = values(generator);
+    t.storage = nnplug::test::encode(storage, dtype);
+    return t;
+}
+
+GoldenTensor contiguous(const std::vector<int64_t>& shape, aclDataType dtype, float low, float high,
+                        std::mt19937& generator) {
+    return random_tensor(shape, shape, nnplug::test::contiguous_strides(shape), dtype, low, high, generator);
+}
+
+// Sizes around the 64-element core blocks and the tiles, up to many tiles per core.
+std::vector<GoldenCase> random_cases() {
+    std::vector<GoldenCase> cases;
+    std::mt19937 generator(2024);
+    const std::vector<std::vector<int64_t>> shapes = {{1}, {65}, {4097}, {3, 100003}};
+    for (aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})
+        for (const auto& shape : shapes)
+            for (bool backward : {true, false})
+                for (int64_t reduction : {0, 1, 2}) {
+                    GoldenCase c;
+                    c.name = "random";
+                    c.backward = backward;
+                    c.reduction = reduction;
+                    const bool scalar_grad = reduction != 0;
+                    if (backward)
+                        c.tensors["gradOutput"] = scalar_grad ? contiguous({}, dtype, -2, 2, generator)
+                                                              : contiguous(shape, dtype, -2, 2, generator);
+                    c.tensors["self"] = contiguous(shape, dtype, 0.001f, 0.999f, generator);
+                    c.tensors["target"] = contiguous(shape, dtype, 0, 1, generator);
+                    // A weight over the last dimension, broadcast over the others.
+                    const std::vector<int64_t> row = {shape.back()};
+                    c.tensors["weight"] = contiguous(row, dtype, 0, 2, generator);
+                    const bool reduced = !backward && reduction != 0;
+                    c.tensors["out"] = reduced ? contiguous({}, dtype, 0, 0, generator)
+                                               : contiguous(shape, dtype, 0, 0, generator);
+                    cases.push_back(c);
+                }
+    // A transposed self and a strided out in float16, large enough for every core.
+    GoldenCase strided;
+    strided.name = "strided";
+    strided.backward = true;
+    strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT16, -1, 1, generator);
+    strided.tensors["self"] = random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT16, 0.01f, 0.99f, generator);
+    strided.tensors["target"] = contiguous({700, 300}, ACL_BF16, 0, 1, generator);
+    strided.tensors["out"] = random_tensor({700, 600}, {700, 300}, {600, 2}, ACL_FLOAT, 0, 0, generator);
+    cases.push_back(strided);
+    return cases;
+}
+
+struct Outcome {
+    aclnnStatus status = ACLNN_SUCCESS;
+    std::string message;
+    std::vector<uint8_t> out;
+};
+
+std::unique_ptr<DeviceTensor> upload(const std::map<std::string, GoldenTensor>& tensors, const char* name) {
+    const auto found = tensors.find(name);
+    if (found == tensors.end() || !found->second.present) return nullptr;
+    const GoldenTensor& t = found->second;
+    return std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype);
+}
+
+std::vector<Outcome> run_on(const std::string& backend, const std::vector<GoldenCase>& cases) {
+    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+    nnplug::test::TempFolder folder;
+    const auto config = folder.write("config.yaml", "backend: " + backend + "\n");
+    std::vector<Outcome> outcomes;
+    EXPECT_EQ(aclInit(config.c_str()), ACL_SUCCESS) << aclGetRecentErrMsg();
+    for (const GoldenCase& c : cases) {
+        const auto grad = upload(c.tensors, "gradOutput");
+        const auto self = upload(c.tensors, "self");
+        const auto target = upload(c.tensors, "target");
+        const auto weight = upload(c.tensors, "weight");
+        const auto out = upload(c.tensors, "out");
+        Outcome outcome;
+        outcome.status = c.backward ? nnplug::test::run_backward(*grad, *self, *target, weight ? weight->get() : nullptr,
+                                                                 c.reduction, *out)
+                                    : nnplug::test::run_forward(*self, *target, weight ? weight->get() : nullptr,
+                                                                c.reduction, *out);
+        if (outcome.status != ACLNN_SUCCESS) outcome.message = aclGetRecentErrMsg();
+        outcome.out = out->storage_bytes();
+        outcomes.push_back(std::move(outcome));
+    }
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+    return outcomes;
+}
+
+uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t index) {
+    uint32_t value = 0;
+    std::memcpy(&value, bytes.data() + index * (dtype == ACL_FLOAT ? 4 : 2), dtype == ACL_FLOAT ? 4 : 2);
+    return value;
+}
+
+float value_of(uint32_t bits, aclDataType dtype) {
+    if (dtype == ACL_FLOAT) return nnplug::bits_float(bits);
+    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(static_cast<uint16_t>(bits))
+                                : nnplug::bf16_to_f32(static_cast<uint16_t>(bits));
+}
+
+int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
+    const int width = dtype == ACL_FLOAT ? 32 : 16;
+    const auto ordered = [&](uint32_t bits) -> int64_t {
+        const uint32_t sign = 1u << (width - 1);
+        return (bits & sign) ? -static_cast<int64_t>(bits & (sign - 1)) : static_cast<int64_t>(bits);
+    };
+    return std::llabs(ordered(a) - ordered(b));
+}
+
+TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
+    auto cases = nnplug::test::load_golden_cases(NNPLUG_GOLDEN_FILE);
+    ASSERT_GE(cases.size(), 200u);
+    const auto extra = random_cases();
+    cases.insert(cases.end(), extra.begin(), extra.end());
+    const auto cpu = run_on("cpu_tbb", cases);
+    const auto emu = run_on("atlas_emu", cases);
+    ASSERT_EQ(cpu.size(), cases.size());
+    ASSERT_EQ(emu.size(), cases.size());
+    size_t compared = 0;
+    for (size_t k = 0; k < cases.size(); ++k) {
+        const GoldenCase& c = cases[k];
+        const std::string where = c.name + " (case " + std::to_string(k) + ")";
+        ASSERT_EQ(cpu[k].status, ACLNN_SUCCESS) << where << ": " << cpu[k].message;
+        ASSERT_EQ(emu[k].status, ACLNN_SUCCESS) << where << ": " << emu[k].message;
+        const aclDataType dtype = c.tensors.at("out").dtype;
+        if (c.backward) {
+            EXPECT_EQ(emu[k].out, cpu[k].out) << where << ": the backward differs from cpu_tbb";
+            ++compared;
+            continue;
+        }
+        const size_t count = cpu[k].out.size() / (dtype == ACL_FLOAT ? 4 : 2);
+        for (size_t i = 0; i < count; ++i) {
+            const uint32_t a = bits_at(cpu[k].out, dtype, i), b = bits_at(emu[k].out, dtype, i);
+            const float x = value_of(a, dtype), y = value_of(b, dtype);
+            if (std::isnan(x) || std::isnan(y)) {
+                EXPECT_TRUE(std::isnan(x) && std::isnan(y)) << where << " element " << i;
+            } else if (c.reduction != 0 && dtype == ACL_FLOAT) {
+                EXPECT_NEAR(y, x, 1e-6 * std::abs(x)) << where << ": the reduced loss";
+            } else {
+                EXPECT_LE(ulp_distance(a, b, dtype), dtype == ACL_FLOAT ? 4 : 1) << where << " element " << i << ": "
+                                                                                 << x << " vs " << y;
+            }
+        }
+        ++compared;
+    }
+    EXPECT_EQ(compared, cases.size());
+}
+
+}  // namespace

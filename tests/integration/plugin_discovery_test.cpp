@@ -27,7 +27,8 @@ TEST(PluginDiscovery, MissingBackendListsWhatIsAvailable) {
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backend: cpu_tbx\n"), ACL_ERROR_FAILURE);
     EXPECT_NE(message().find("backend 'cpu_tbx' not found (did you mean 'cpu_tbb'?)"), std::string::npos) << message();
-    EXPECT_NE(message().find("available: [cpu_tbb"), std::string::npos) << message();
+    EXPECT_NE(message().find("available: ["), std::string::npos) << message();
+    EXPECT_NE(message().find("cpu_tbb", message().find("available: [")), std::string::npos) << message();
     EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE) << "nothing was initialized";
 }
 

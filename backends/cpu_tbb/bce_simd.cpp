@@ -5,7 +5,6 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/cache_control.h>
-#include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 #include <nnplug/bce_math.h>
 #include <nnplug/dtype_convert.h>
@@ -119,7 +118,7 @@ constexpr bool can_stream() {
 // clamp_below(x, floor) with NaN passing through (Max may return either operand for NaN).
 HWY_INLINE VF clamp_below(VF x, VF floor) { return hn::IfThenElse(hn::Lt(x, floor), floor, x); }
 
-// Highway's Log and Log1p with the IEEE special cases of logf and log1pf: log(+-0) = -inf,
+// The IEEE special cases of logf and log1pf on the logs below: log(+-0) = -inf,
 // log(< 0) = NaN, log(inf) = inf, NaN stays NaN. `argument` is what the log is taken of.
 HWY_INLINE VF ieee_special_cases(DF d, VF argument, VF x, VF r) {
     const VF zero = hn::Zero(d);
@@ -130,11 +129,50 @@ HWY_INLINE VF ieee_special_cases(DF d, VF argument, VF x, VF r) {
     return hn::IfThenElse(hn::IsNaN(x), x, r);  // Ne(x, x) is an ordered compare on AVX-512
 }
 
-HWY_INLINE VF log_ieee(DF d, VF x) { return ieee_special_cases(d, x, x, hn::Log(d, x)); }
+constexpr float kMinNormal = 1.17549435e-38f;
 
-// log1p(x), taken of 1 + x.
-HWY_INLINE VF log1p_ieee(DF d, VF x) {
-    return ieee_special_cases(d, hn::Add(hn::Set(d, 1.0f), x), x, hn::Log1p(d, x));
+// ln(x) without a division (Highway's Log divides once per call, which bounds the
+// forward's throughput): x = 2^e * m with m in [sqrt(1/2), sqrt(2)), then the Cephes
+// logf polynomial in f = m - 1. Within 2 ulp for normal and subnormal x.
+template <bool kSubnormals = true>
+HWY_INLINE VF log_core(DF d, VF x) {
+    const hn::RebindToSigned<DF> di;
+    const auto is_subnormal = hn::Lt(x, hn::Set(d, kMinNormal));
+    if (kSubnormals) x = hn::IfThenElse(is_subnormal, hn::Mul(x, hn::Set(d, 33554432.0f)), x);  // * 2^25
+    const auto shifted = hn::Add(hn::BitCast(di, x), hn::Set(di, 0x3f800000 - 0x3f3504f3));
+    const auto exponent_bits = hn::Sub(hn::ShiftRight<23>(shifted), hn::Set(di, 127));
+    VF e = hn::ConvertTo(d, exponent_bits);
+    if (kSubnormals) e = hn::IfThenElse(is_subnormal, hn::Sub(e, hn::Set(d, 25.0f)), e);
+    const VF m = hn::BitCast(d, hn::Add(hn::And(shifted, hn::Set(di, 0x007fffff)), hn::Set(di, 0x3f3504f3)));
+    const VF f = hn::Sub(m, hn::Set(d, 1.0f));
+    const VF f2 = hn::Mul(f, f);
+    VF p = hn::Set(d, 7.0376836292e-2f);
+    p = hn::MulAdd(p, f, hn::Set(d, -1.1514610310e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, 1.1676998740e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, -1.2420140846e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, 1.4249322787e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, -1.6668057665e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, 2.0000714765e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, -2.4999993993e-1f));
+    p = hn::MulAdd(p, f, hn::Set(d, 3.3333331174e-1f));
+    VF y = hn::Mul(hn::Mul(p, f), f2);
+    y = hn::MulAdd(e, hn::Set(d, -2.12194440e-4f), y);
+    y = hn::NegMulAdd(f2, hn::Set(d, 0.5f), y);
+    return hn::MulAdd(e, hn::Set(d, 0.693359375f), hn::Add(f, y));
+}
+
+HWY_INLINE VF log_ieee(DF d, VF x) { return ieee_special_cases(d, x, x, log_core(d, x)); }
+
+// log1p(x) = ln(u) + c / u with u = 1 + x rounded and c = x - (u - 1) its rounding error
+// (exact); c / u is taken as c * (2 - u): c is at most half an ulp of u, so that
+// approximation only matters where it is far below float32 precision.
+template <bool kSpecialCases = true>
+HWY_INLINE VF log1p_of(DF d, VF x) {
+    const VF one = hn::Set(d, 1.0f);
+    const VF u = hn::Add(one, x);
+    const VF c = hn::Sub(x, hn::Sub(u, one));
+    const VF r = hn::MulAdd(c, hn::Sub(hn::Set(d, 2.0f), u), log_core<kSpecialCases>(d, u));
+    return kSpecialCases ? ieee_special_cases(d, u, x, r) : r;
 }
 
 // Walks a run a vector at a time: compute(g, s, t, w) gives the result vector, sink
@@ -219,8 +257,15 @@ template <Feed W>
 HWY_INLINE VF forward_vector(DF d, VF s, VF t, VF w) {
     const VF one = hn::Set(d, 1.0f);
     const VF floor = hn::Set(d, kBceLogClamp);
-    const VF log_self = clamp_below(log_ieee(d, s), floor);
-    const VF log_rest = clamp_below(log1p_ieee(d, hn::Neg(s)), floor);  // ln(1 - self), as bce_forward
+    VF log_self, log_rest;  // ln(self) and ln(1 - self), the latter as log1p(-self) like bce_forward
+    if (HWY_LIKELY(hn::AllTrue(d, hn::And(hn::Ge(s, hn::Set(d, kMinNormal)), hn::Lt(s, one))))) {
+        // Normal self in (0, 1): no special case, both logs are above -88, no clamp.
+        log_self = log_core<false>(d, s);
+        log_rest = log1p_of<false>(d, hn::Neg(s));
+    } else {
+        log_self = clamp_below(log_ieee(d, s), floor);
+        log_rest = clamp_below(log1p_of<true>(d, hn::Neg(s)), floor);
+    }
     const VF sum = hn::Add(hn::Mul(t, log_self), hn::Mul(hn::Sub(one, t), log_rest));
     return W == Feed::kAbsent ? hn::Neg(sum) : hn::Mul(hn::Neg(w), sum);
 }

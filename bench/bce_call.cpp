@@ -1,0 +1,138 @@
+#include "bce_call.h"
+
+#include <aclnnop/aclnn_binary_cross_entropy.h>
+#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <nnplug/dtype_convert.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace nnplug::bench {
+namespace {
+
+enum Slot { kGrad, kSelf, kTarget, kWeight, kOut };
+
+// A small fast generator: filling 64M elements with mt19937 takes seconds.
+class SplitMix {
+public:
+    explicit SplitMix(uint64_t seed) : state_(seed) {}
+    float uniform(float low, float high) {
+        state_ += 0x9e3779b97f4a7c15ull;
+        uint64_t z = state_;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        return low + (high - low) * static_cast<float>(z >> 40) * 0x1p-24f;
+    }
+
+private:
+    uint64_t state_;
+};
+
+std::vector<uint8_t> encoded(int64_t count, aclDataType dtype, SplitMix& random, float low, float high) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_bytes(dtype));
+    const int32_t plugin_dtype = dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : NNPLUG_DTYPE_BF16;
+    for (int64_t i = 0; i < count; ++i) store_from_f32(bytes.data(), plugin_dtype, i, random.uniform(low, high));
+    return bytes;
+}
+
+void check(int status, const char* what) {
+    if (status != 0) throw std::runtime_error(std::string(what) + " failed: " + aclGetRecentErrMsg());
+}
+
+}  // namespace
+
+std::string dtype_name(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? "float32" : dtype == ACL_FLOAT16 ? "float16" : "bfloat16";
+}
+
+size_t dtype_bytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
+
+int64_t bytes_moved(const BceCase& c) {
+    const int64_t element = static_cast<int64_t>(dtype_bytes(c.dtype));
+    int64_t per_element = 3;  // self, target, weight
+    if (c.backward) per_element += (c.reduction == 0 ? 1 : 0) + 1;  // gradOutput, out
+    else per_element += c.reduction == 0 ? 1 : 0;                   // out
+    const int64_t once = (c.backward && c.reduction != 0 ? 1 : 0) + (!c.backward && c.reduction != 0 ? 1 : 0);
+    return (per_element * c.numel + once) * element;
+}
+
+HostOperands make_host_operands(const BceCase& c, uint32_t seed) {
+    SplitMix random(seed);
+    HostOperands host;
+    const int64_t grad_count = c.reduction == 0 ? c.numel : 1;
+    if (c.backward) host.grad = encoded(grad_count, c.dtype, random, -2.0f, 2.0f);
+    host.self = encoded(c.numel, c.dtype, random, 0.001f, 0.999f);
+    host.target = encoded(c.numel, c.dtype, random, 0.0f, 1.0f);
+    host.weight = encoded(c.numel, c.dtype, random, 0.0f, 2.0f);
+    const int64_t out_count = !c.backward && c.reduction != 0 ? 1 : c.numel;
+    host.out.assign(static_cast<size_t>(out_count) * dtype_bytes(c.dtype), 0);
+    return host;
+}
+
+DeviceCase::DeviceCase(const BceCase& c, const HostOperands& host) : case_(c) {
+    const std::vector<uint8_t>* sources[5] = {&host.grad, &host.self, &host.target, &host.weight, &host.out};
+    const int64_t element = static_cast<int64_t>(dtype_bytes(c.dtype));
+    for (int slot = 0; slot < 5; ++slot) {
+        const auto& bytes = *sources[slot];
+        if (bytes.empty()) continue;
+        check(aclrtMalloc(&buffers_[slot], bytes.size(), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+        check(aclrtMemcpy(buffers_[slot], bytes.size(), bytes.data(), bytes.size(), ACL_MEMCPY_HOST_TO_DEVICE),
+              "aclrtMemcpy");
+        const int64_t count = static_cast<int64_t>(bytes.size()) / element;
+        const bool scalar = count == 1 && c.numel != 1;  // a 0-d gradOutput or reduced out
+        const int64_t stride = 1;
+        tensors_[slot] = aclCreateTensor(&count, scalar ? 0 : 1, c.dtype, &stride, 0, ACL_FORMAT_ND, &count, 1,
+                                         buffers_[slot]);
+        if (tensors_[slot] == nullptr) check(1, "aclCreateTensor");
+    }
+}
+
+DeviceCase::~DeviceCase() {
+    for (int slot = 0; slot < 5; ++slot) {
+        if (tensors_[slot] != nullptr) aclDestroyTensor(tensors_[slot]);
+        if (buffers_[slot] != nullptr) aclrtFree(buffers_[slot]);
+    }
+    if (workspace_ != nullptr) aclrtFree(workspace_);
+}
+
+int DeviceCase::call() {
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    aclnnStatus status =
+        case_.backward
+            ? aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(tensors_[kGrad], tensors_[kSelf], tensors_[kTarget],
+                                                              tensors_[kWeight], case_.reduction, tensors_[kOut],
+                                                              &workspace_size, &executor)
+            : aclnnBinaryCrossEntropyGetWorkspaceSize(tensors_[kSelf], tensors_[kTarget], tensors_[kWeight],
+                                                      case_.reduction, tensors_[kOut], &workspace_size, &executor);
+    if (status != ACLNN_SUCCESS) return status;
+    if (workspace_size > workspace_capacity_) {
+        if (workspace_ != nullptr) aclrtFree(workspace_);
+        workspace_ = nullptr;
+        workspace_capacity_ = 0;
+        if (const aclError error = aclrtMalloc(&workspace_, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST)) {
+            aclDestroyAclOpExecutor(executor);
+            return error;
+        }
+        workspace_capacity_ = workspace_size;
+    }
+    status = case_.backward ? aclnnBinaryCrossEntropyBackward(workspace_, workspace_size, executor, nullptr)
+                            : aclnnBinaryCrossEntropy(workspace_, workspace_size, executor, nullptr);
+    if (status != ACLNN_SUCCESS) return status;
+    return aclrtSynchronizeStream(nullptr);
+}
+
+std::vector<float> DeviceCase::read_out(int64_t count) const {
+    const size_t element = dtype_bytes(case_.dtype);
+    std::vector<uint8_t> bytes(static_cast<size_t>(count) * element);
+    check(aclrtMemcpy(bytes.data(), bytes.size(), buffers_[kOut], bytes.size(), ACL_MEMCPY_DEVICE_TO_HOST),
+          "aclrtMemcpy");
+    std::vector<float> values(static_cast<size_t>(count));
+    const int32_t plugin_dtype =
+        case_.dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : case_.dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : NNPLUG_DTYPE_BF16;
+    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = load_as_f32(bytes.data(), plugin_dtype, i);
+    return values;
+}
+
+}  // namespace nnplug::bench

@@ -1,0 +1,413 @@
+// The side-by-side comparison: in one process and one run, for every case it measures
+// a STREAM triad on buffers of the same element count (the bandwidth limit), nnplug
+// through the public two-phase API, a naive scalar loop and PyTorch, interleaved and
+// best of several repetitions, and prints GB/s, elements/s and the ratios.
+// --check compares ratios (never absolute times) with the targets and fails below them.
+#include <acl/acl.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "bce_call.h"
+#include "bce_simd.h"
+#include "naive_bce.h"
+#include "stream_triad.h"
+#include "torch_bce.h"
+
+namespace nnplug::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+struct Options {
+    int threads = 0;
+    int reps = 5;
+    std::vector<std::string> sizes{"1K", "64K", "1M", "16M", "64M"};
+    std::vector<std::string> dtypes{"float32", "float16", "bfloat16"};
+    std::string compare_backend = "atlas_emu";
+    std::string compare_size = "16M";
+    int small_calls = 20000;
+    bool check = false;
+    bool markdown = false;
+    double min_seconds = 0.05;
+};
+
+int64_t parse_size(const std::string& text) {
+    size_t used = 0;
+    const int64_t number = std::stoll(text, &used);
+    const std::string suffix = text.substr(used);
+    if (suffix.empty()) return number;
+    if (suffix == "K") return number << 10;
+    if (suffix == "M") return number << 20;
+    throw CLI::ValidationError("size", "'" + text + "' is not a count like 1024, 64K or 16M");
+}
+
+std::string size_label(int64_t count) {
+    if (count % (1 << 20) == 0) return std::to_string(count >> 20) + "M";
+    if (count % (1 << 10) == 0) return std::to_string(count >> 10) + "K";
+    return std::to_string(count);
+}
+
+aclDataType parse_dtype(const std::string& name) {
+    if (name == "float32") return ACL_FLOAT;
+    if (name == "float16") return ACL_FLOAT16;
+    if (name == "bfloat16") return ACL_BF16;
+    throw CLI::ValidationError("dtype", "'" + name + "' is not float32, float16 or bfloat16");
+}
+
+std::string op_label(const BceCase& c) {
+    return std::string(c.backward ? "backward" : "forward") + " " +
+           (c.reduction == 0 ? "none" : c.reduction == 1 ? "mean" : "sum");
+}
+
+// Seconds per call of fn: calls repeated until min_seconds have passed (at least once).
+template <typename Fn>
+double seconds_per_call(Fn&& fn, double min_seconds) {
+    int64_t calls = 0;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    do {
+        fn();
+        ++calls;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < min_seconds);
+    return elapsed / static_cast<double>(calls);
+}
+
+// The runtime of one backend for the lifetime of the object.
+class Session {
+public:
+    Session(const std::string& backend, int threads) {
+        const auto path = std::filesystem::temp_directory_path() /
+                          ("nnplug_compare_" + std::to_string(::getpid()) + "_" + backend + ".yaml");
+        std::ofstream(path) << "backend: " << backend << "\nlog_level: error\n"
+                            << (backend == "cpu_tbb" ? "backends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n" : "");
+        const aclError status = aclInit(path.string().c_str());
+        std::filesystem::remove(path);
+        if (status != ACL_SUCCESS) {
+            error_ = aclGetRecentErrMsg();
+            return;
+        }
+        ok_ = aclrtSetDevice(0) == ACL_SUCCESS;
+        if (!ok_) error_ = aclGetRecentErrMsg();
+        initialized_ = true;
+    }
+    ~Session() {
+        if (initialized_) aclFinalize();
+    }
+    bool ok() const { return ok_; }
+    const std::string& error() const { return error_; }
+
+private:
+    bool initialized_ = false;
+    bool ok_ = false;
+    std::string error_;
+};
+
+// The triad over the same thread count and partitioning policy as the backend.
+class Triad {
+public:
+    explicit Triad(int threads) : arena_(threads), threads_(threads) {}
+    void resize(int64_t count) {
+        if (static_cast<int64_t>(a_.size()) >= count) return;
+        a_.assign(static_cast<size_t>(count), 0.0f);
+        b_.assign(static_cast<size_t>(count), 1.0f);
+        c_.assign(static_cast<size_t>(count), 2.0f);
+    }
+    void run(int64_t count) {
+        constexpr int64_t kGrain = 16384;
+        if (threads_ == 1 || count <= kGrain) {
+            triad_range(a_.data(), b_.data(), c_.data(), 3.0f, 0, count);
+            return;
+        }
+        arena_.execute([&] {
+            tbb::parallel_for(
+                tbb::blocked_range<int64_t>(0, count, kGrain),
+                [&](const tbb::blocked_range<int64_t>& r) {
+                    triad_range(a_.data(), b_.data(), c_.data(), 3.0f, r.begin(), r.end());
+                },
+                tbb::static_partitioner());
+        });
+    }
+
+private:
+    tbb::task_arena arena_;
+    int threads_;
+    std::vector<float> a_, b_, c_;
+};
+
+struct Result {
+    BceCase c;
+    double nnplug = kNotMeasured, triad = kNotMeasured, naive = kNotMeasured, torch = kNotMeasured;  // s per call
+    std::string note;
+    double nnplug_gbs() const { return static_cast<double>(bytes_moved(c)) / nnplug * 1e-9; }
+    double triad_gbs() const { return static_cast<double>(c.numel * kTriadBytesPerElement) / triad * 1e-9; }
+};
+
+Result measure(const BceCase& c, const Options& options, Triad& triad, bool with_baselines) {
+    Result result;
+    result.c = c;
+    HostOperands host = make_host_operands(c, 42);
+    DeviceCase device(c, host);
+    if (const int status = device.call()) {
+        result.note = "nnplug: status " + std::to_string(status) + ": " + aclGetRecentErrMsg();
+        return result;
+    }
+    std::unique_ptr<TorchCase> torch;
+    if (with_baselines) {
+        std::string why_not;
+        torch = make_torch_case(c, host, why_not);
+        if (!torch) result.note = why_not;
+    }
+    triad.resize(c.numel);
+    for (int rep = 0; rep < options.reps; ++rep) {
+        const auto best = [](double& slot, double value) { slot = std::isnan(slot) ? value : std::min(slot, value); };
+        best(result.triad, seconds_per_call([&] { triad.run(c.numel); }, options.min_seconds));
+        best(result.nnplug, seconds_per_call([&] { device.call(); }, options.min_seconds));
+        if (!with_baselines) continue;
+        // The naive loop is slow on large cases and needs no more than a few tries.
+        if (rep < 2 || c.numel <= (1 << 20)) best(result.naive, seconds_per_call([&] { naive_bce(c, host); }, options.min_seconds));
+        if (torch) best(result.torch, seconds_per_call([&] { torch->call(); }, options.min_seconds));
+    }
+    return result;
+}
+
+// Median and 90th percentile of single full two-phase calls of a small case.
+struct SmallCall {
+    BceCase c;
+    double median_us = kNotMeasured, p90_us = kNotMeasured;
+};
+
+SmallCall measure_small_calls(const BceCase& c, int calls) {
+    SmallCall result;
+    result.c = c;
+    HostOperands host = make_host_operands(c, 7);
+    DeviceCase device(c, host);
+    std::vector<double> times;
+    times.reserve(static_cast<size_t>(calls));
+    for (int i = 0; i < calls / 10; ++i) device.call();  // warm up caches and allocator
+    for (int i = 0; i < calls; ++i) {
+        const auto start = Clock::now();
+        device.call();
+        times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    result.median_us = times[times.size() / 2];
+    result.p90_us = times[times.size() * 9 / 10];
+    return result;
+}
+
+std::string fixed(double value, int digits) {
+    if (std::isnan(value)) return "n/a";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return text;
+}
+
+std::string cpu_model() {
+    std::ifstream info("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(info, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown CPU";
+}
+
+void print_table(const std::vector<Result>& results, bool markdown) {
+    const char* header[] = {"op", "dtype", "elements", "nnplug us/call", "nnplug GB/s", "nnplug Melem/s",
+                            "triad GB/s", "nnplug/triad", "nnplug/naive", "nnplug/torch", "note"};
+    if (markdown) {
+        std::printf("|");
+        for (const char* h : header) std::printf(" %s |", h);
+        std::printf("\n|");
+        for (size_t i = 0; i < std::size(header); ++i) std::printf("---|");
+        std::printf("\n");
+    } else {
+        std::printf("%-15s %-9s %8s %14s %11s %14s %10s %12s %12s %12s  %s\n", header[0], header[1], header[2],
+                    header[3], header[4], header[5], header[6], header[7], header[8], header[9], header[10]);
+    }
+    for (const Result& r : results) {
+        const std::string cells[] = {op_label(r.c),
+                                     dtype_name(r.c.dtype),
+                                     size_label(r.c.numel),
+                                     fixed(r.nnplug * 1e6, 2),
+                                     fixed(r.nnplug_gbs(), 2),
+                                     fixed(static_cast<double>(r.c.numel) / r.nnplug * 1e-6, 1),
+                                     fixed(r.triad_gbs(), 2),
+                                     fixed(r.nnplug_gbs() / r.triad_gbs(), 2),
+                                     fixed(r.naive / r.nnplug, 1),
+                                     fixed(r.torch / r.nnplug, 2),
+                                     r.note};
+        if (markdown) {
+            std::printf("|");
+            for (const auto& cell : cells) std::printf(" %s |", cell.c_str());
+            std::printf("\n");
+        } else {
+            std::printf("%-15s %-9s %8s %14s %11s %14s %10s %12s %12s %12s  %s\n", cells[0].c_str(), cells[1].c_str(),
+                        cells[2].c_str(), cells[3].c_str(), cells[4].c_str(), cells[5].c_str(), cells[6].c_str(),
+                        cells[7].c_str(), cells[8].c_str(), cells[9].c_str(), cells[10].c_str());
+        }
+    }
+}
+
+// One ratio target of the issue; a missing measurement (no torch, no second backend) is skipped.
+struct Target {
+    std::string what;
+    double value;
+    double minimum;
+};
+
+int report_targets(const std::vector<Target>& targets, bool check) {
+    int failures = 0;
+    std::printf("\n%s\n", check ? "Checks (ratios only):" : "Targets:");
+    for (const Target& t : targets) {
+        const bool skipped = std::isnan(t.value);
+        const bool met = !skipped && t.value >= t.minimum;
+        if (!skipped && !met) ++failures;
+        std::printf("  %-62s %8s  >= %-5s %s\n", t.what.c_str(), fixed(t.value, 2).c_str(), fixed(t.minimum, 2).c_str(),
+                    skipped ? "skipped" : met ? "met" : "NOT MET");
+    }
+    return failures;
+}
+
+const Result* find(const std::vector<Result>& results, bool backward, int64_t reduction, aclDataType dtype, int64_t numel) {
+    for (const Result& r : results)
+        if (r.c.backward == backward && r.c.reduction == reduction && r.c.dtype == dtype && r.c.numel == numel) return &r;
+    return nullptr;
+}
+
+int run(const Options& options) {
+    unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
+    const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    torch_set_threads(threads);
+    std::string torch_note;
+    const bool have_torch = torch_available(torch_note);
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    std::printf("nnplug compare_bce, %s, %s, %u hardware threads, %d threads used, SIMD target %s\n", date,
+                cpu_model().c_str(), std::thread::hardware_concurrency(), threads, nnplug::cpu::simd_target_name());
+    std::printf("PyTorch: %s; triad and PyTorch run on the same thread count; best of %d repetitions\n\n",
+                have_torch ? "libtorch (C++)" : torch_note.c_str(), options.reps);
+    std::fflush(stdout);
+
+    std::vector<BceCase> cases;
+    const int64_t compare_numel = parse_size(options.compare_size);
+    if (options.check) {
+        cases = {{true, 0, ACL_FLOAT, 64 << 10}, {true, 0, ACL_FLOAT, compare_numel}, {true, 0, ACL_FLOAT, 64 << 20},
+                 {false, 1, ACL_FLOAT, 64 << 20}, {true, 0, ACL_FLOAT16, 64 << 20}, {true, 0, ACL_BF16, 64 << 20}};
+    } else {
+        for (const auto& dtype : options.dtypes)
+            for (const auto& size : options.sizes)
+                for (const auto& [backward, reduction] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}, std::pair{false, 1}})
+                    cases.push_back({backward, reduction, parse_dtype(dtype), parse_size(size)});
+    }
+
+    std::vector<Result> results;
+    SmallCall small;
+    small.c = {true, 0, ACL_FLOAT, 1024};
+    Triad triad(threads);
+    {
+        Session session("cpu_tbb", threads);
+        if (!session.ok()) {
+            std::fprintf(stderr, "cannot start cpu_tbb: %s\n", session.error().c_str());
+            return 2;
+        }
+        for (const BceCase& c : cases) {
+            results.push_back(measure(c, options, triad, !options.check || c.numel == (64 << 10)));
+            if (!options.markdown) print_table({results.back()}, false);
+            std::fflush(stdout);
+        }
+        if (!options.check) small = measure_small_calls(small.c, options.small_calls);
+    }
+
+    // The second backend on the float32 backward of compare_size elements.
+    const BceCase compared{true, 0, ACL_FLOAT, compare_numel};
+    double compared_ratio = kNotMeasured;
+    const Result* own = find(results, true, 0, ACL_FLOAT, compare_numel);
+    if (!options.compare_backend.empty() && own != nullptr) {
+        Session session(options.compare_backend, threads);
+        if (session.ok()) {
+            const Result other = measure(compared, options, triad, false);
+            compared_ratio = own->nnplug / other.nnplug;
+            std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n", options.compare_backend.c_str(),
+                        op_label(compared).c_str(), dtype_name(compared.dtype).c_str(), size_label(compare_numel).c_str(),
+                        fixed(other.nnplug * 1e6, 1).c_str(),
+                        fixed(static_cast<double>(compare_numel) / other.nnplug * 1e-6, 1).c_str(),
+                        fixed(static_cast<double>(compare_numel) / own->nnplug * 1e-6, 1).c_str());
+        } else {
+            std::printf("\n%s skipped: %s\n", options.compare_backend.c_str(), session.error().c_str());
+        }
+    }
+
+    if (options.markdown) print_table(results, true);
+    if (!std::isnan(small.median_us))
+        std::printf("\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
+                    "median %s us, p90 %s us\n",
+                    op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
+                    options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
+
+    const auto ratio_to_triad = [&](bool backward, int64_t reduction, aclDataType dtype, int64_t numel) {
+        const Result* r = find(results, backward, reduction, dtype, numel);
+        return r ? r->nnplug_gbs() / r->triad_gbs() : kNotMeasured;
+    };
+    const Result* in_cache = find(results, true, 0, ACL_FLOAT, 64 << 10);
+    const double torch_speedup = in_cache ? in_cache->torch / in_cache->nnplug : kNotMeasured;
+    const std::vector<Target> targets = {
+        {"backward none float32 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_FLOAT, 64 << 20), 0.85},
+        {"forward mean float32 64M: GB/s over triad GB/s", ratio_to_triad(false, 1, ACL_FLOAT, 64 << 20), 0.80},
+        {"backward none float16 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_FLOAT16, 64 << 20), 0.75},
+        {"backward none bfloat16 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_BF16, 64 << 20), 0.75},
+        {"backward none float32 64K: PyTorch time over nnplug time", torch_speedup, 3.0},
+        {options.compare_backend + " over cpu_tbb elements/s, backward float32 " + options.compare_size,
+         compared_ratio, 0.25},
+    };
+    const int failures = report_targets(targets, options.check);
+    if (!std::isnan(small.median_us))
+        std::printf("  %-62s %8s  <= 2.00  %s (absolute, reported only)\n", "1K two-phase call median, us",
+                    fixed(small.median_us, 2).c_str(), small.median_us <= 2.0 ? "met" : "NOT MET");
+    return options.check && failures > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace nnplug::bench
+
+int main(int argc, char** argv) {
+    nnplug::bench::Options options;
+    CLI::App app{"Side-by-side benchmark of nnplug's binary cross-entropy: triad, nnplug, naive loop, PyTorch"};
+    app.add_option("--threads", options.threads, "threads for nnplug, the triad and PyTorch (0: every core)");
+    app.add_option("--reps", options.reps, "repetitions; the best one counts")->check(CLI::PositiveNumber);
+    app.add_option("--sizes", options.sizes, "element counts, e.g. 1K 64K 16M")->delimiter(',');
+    app.add_option("--dtypes", options.dtypes, "float32, float16, bfloat16")->delimiter(',');
+    app.add_option("--compare-backend", options.compare_backend, "a second backend to compare with ('' for none)");
+    app.add_option("--compare-size", options.compare_size, "element count of that comparison");
+    app.add_option("--small-calls", options.small_calls, "single 1K calls timed for the median")->check(CLI::PositiveNumber);
+    app.add_option("--min-seconds", options.min_seconds, "time per measurement of one repetition");
+    app.add_flag("--check", options.check, "measure only what the targets need; exit 1 if a ratio is below its target");
+    app.add_flag("--markdown", options.markdown, "print the results as one Markdown table");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return nnplug::bench::run(options);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "compare_bce: %s\n", error.what());
+        return 2;
+    }
+}

@@ -1,0 +1,33 @@
+#include "naive_bce.h"
+
+#include <nnplug/bce_math.h>
+#include <nnplug/dtype_convert.h>
+
+namespace nnplug::bench {
+
+double naive_bce(const BceCase& c, HostOperands& host) {
+    const int32_t dtype = c.dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : c.dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : NNPLUG_DTYPE_BF16;
+    const float scale = c.reduction == 1 ? bce_mean_scale(c.numel) : 1.0f;
+    double sum = 0;
+    for (int64_t i = 0; i < c.numel; ++i) {
+        const float self = load_as_f32(host.self.data(), dtype, i);
+        const float target = load_as_f32(host.target.data(), dtype, i);
+        const float weight = load_as_f32(host.weight.data(), dtype, i);
+        if (c.backward) {
+            const float grad = load_as_f32(host.grad.data(), dtype, c.reduction == 0 ? i : 0);
+            store_from_f32(host.out.data(), dtype, i, bce_backward(grad, weight, self, target, scale));
+        } else if (c.reduction == 0) {
+            store_from_f32(host.out.data(), dtype, i, bce_forward(weight, self, target));
+        } else {
+            sum += bce_forward(weight, self, target);
+        }
+    }
+    if (!c.backward && c.reduction != 0) {
+        const double loss = c.reduction == 1 ? sum / static_cast<double>(c.numel) : sum;
+        store_from_f32(host.out.data(), dtype, 0, static_cast<float>(loss));
+        return loss;
+    }
+    return 0;
+}
+
+}  // namespace nnplug::bench

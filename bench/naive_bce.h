@@ -1,0 +1,13 @@
+// The binary cross-entropy written as a plain single-threaded loop over the raw
+// buffers, element by element with the scalar SDK helpers: the baseline a user
+// would write without a library.
+#pragma once
+
+#include "bce_call.h"
+
+namespace nnplug::bench {
+
+// Computes the case on host operands (out is written; a reduced forward returns the loss).
+double naive_bce(const BceCase& c, HostOperands& host);
+
+}  // namespace nnplug::bench

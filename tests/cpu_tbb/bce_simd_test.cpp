@@ -1,0 +1,262 @@
+// The vector kernels against the scalar SDK: conversions bit for bit over every 16-bit
+// value, the backward bit for bit, the forward within rtol 1e-5 of float64 (special
+// values included), on each Highway target the CPU supports.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+#include <nnplug/bce_math.h>
+#include <nnplug/dtype_convert.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bce_simd.h"
+
+namespace {
+
+using nnplug::cpu::Feed;
+using nnplug::cpu::UniformRun;
+
+// Runs body once per Highway target this CPU supports, with dispatch forced to it.
+template <typename Body>
+void for_each_target(Body&& body) {
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        hwy::SetSupportedTargetsForTest(target);
+        SCOPED_TRACE(hwy::TargetName(target));
+        body();
+    }
+    hwy::SetSupportedTargetsForTest(0);
+}
+
+bool same_bits_or_both_nan(float a, float b) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+    return nnplug::float_bits(a) == nnplug::float_bits(b);
+}
+
+// Floats that exercise rounding: every 16-bit pattern shifted to each half of a float,
+// halfway and near-halfway cases, subnormals, overflow, infinities and NaNs.
+std::vector<float> rounding_probes() {
+    std::vector<float> values;
+    for (uint32_t high = 0; high < 0x10000u; ++high)
+        for (const uint32_t low : {0x0000u, 0x0fffu, 0x1000u, 0x1001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
+            values.push_back(nnplug::bits_float(high << 16 | low));
+    return values;
+}
+
+TEST(CpuTbbConversions, HalfAndBfloat16ToFloatMatchTheScalarSdkForAllValues) {
+    std::vector<uint16_t> all(0x10000);
+    for (uint32_t i = 0; i < 0x10000u; ++i) all[i] = static_cast<uint16_t>(i);
+    for_each_target([&] {
+        std::vector<float> widened(all.size());
+        nnplug::cpu::convert_to_f32(NNPLUG_DTYPE_F16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+        for (uint32_t i = 0; i < 0x10000u; ++i)
+            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::f16_to_f32(static_cast<uint16_t>(i)))) << "f16 " << i;
+        nnplug::cpu::convert_to_f32(NNPLUG_DTYPE_BF16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+        for (uint32_t i = 0; i < 0x10000u; ++i)
+            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::bf16_to_f32(static_cast<uint16_t>(i)))) << "bf16 " << i;
+    });
+}
+
+TEST(CpuTbbConversions, FloatToHalfAndBfloat16RoundToNearestEvenLikeTheScalarSdk) {
+    const std::vector<float> probes = rounding_probes();
+    for_each_target([&] {
+        std::vector<uint16_t> narrowed(probes.size());
+        const int64_t count = static_cast<int64_t>(probes.size());
+        nnplug::cpu::convert_from_f32(NNPLUG_DTYPE_F16, probes.data(), narrowed.data(), count);
+        for (size_t i = 0; i < probes.size(); ++i) {
+            const uint16_t expected = nnplug::f32_to_f16(probes[i]);
+            if (std::isnan(probes[i])) {
+                ASSERT_TRUE((narrowed[i] & 0x7fffu) > 0x7c00u) << "f16 NaN " << i;
+            } else {
+                ASSERT_EQ(narrowed[i], expected) << "f16 of bits " << std::hex << nnplug::float_bits(probes[i]);
+            }
+        }
+        nnplug::cpu::convert_from_f32(NNPLUG_DTYPE_BF16, probes.data(), narrowed.data(), count);
+        for (size_t i = 0; i < probes.size(); ++i)
+            ASSERT_EQ(narrowed[i], nnplug::f32_to_bf16(probes[i])) << "bf16 of bits " << std::hex << nnplug::float_bits(probes[i]);
+    });
+}
+
+// Inputs in and out of the domain: random values plus every special value at a few positions.
+struct Operands {
+    std::vector<float> grad, self, target, weight;
+};
+
+Operands make_operands(size_t count) {
+    std::mt19937 random(5);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    Operands o;
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const float specials[] = {0.0f, -0.0f, 1.0f, 1e-7f, 1.0f - 0x1p-24f, 1e-30f, 1e-40f, 1e-45f, -0.5f, 1.5f,
+                              inf, -inf, nan, 0.5f, 0x1p-126f, 0.999f};
+    for (size_t i = 0; i < count; ++i) {
+        const bool special = i % 7 == 3;
+        o.self.push_back(special ? specials[(i / 7) % std::size(specials)] : unit(random));
+        o.target.push_back(i % 11 == 5 ? specials[(i / 11) % std::size(specials)] : unit(random));
+        o.weight.push_back(i % 13 == 7 ? specials[(i / 13) % std::size(specials)] : 2.0f * unit(random));
+        o.grad.push_back(i % 17 == 1 ? specials[(i / 17) % std::size(specials)] : 4.0f * unit(random) - 2.0f);
+    }
+    return o;
+}
+
+UniformRun run_over(const Operands& o, size_t count, Feed grad, Feed weight, float* out) {
+    UniformRun run;
+    run.dtype = NNPLUG_DTYPE_F32;
+    run.length = static_cast<int64_t>(count);
+    run.grad = o.grad.data();
+    run.grad_feed = grad;
+    run.self = o.self.data();
+    run.target = o.target.data();
+    run.weight = o.weight.data();
+    run.weight_feed = weight;
+    run.out = out;
+    return run;
+}
+
+TEST(CpuTbbKernels, BackwardEqualsTheCanonicalExpressionBitForBit) {
+    const Operands o = make_operands(1000);
+    for_each_target([&] {
+        for (const Feed grad : {Feed::kContiguous, Feed::kSplat})
+            for (const Feed weight : {Feed::kAbsent, Feed::kSplat, Feed::kContiguous})
+                for (const size_t count : {size_t{1}, size_t{15}, size_t{17}, size_t{1000}})
+                    for (const float scale : {1.0f, nnplug::bce_mean_scale(static_cast<int64_t>(count))}) {
+                        std::vector<float> out(count, -7.0f);
+                        nnplug::cpu::backward_run(run_over(o, count, grad, weight, out.data()), scale);
+                        for (size_t i = 0; i < count; ++i) {
+                            const float g = o.grad[grad == Feed::kSplat ? 0 : i];
+                            const float w = weight == Feed::kAbsent ? 1.0f : o.weight[weight == Feed::kSplat ? 0 : i];
+                            const float expected = nnplug::bce_backward(g, w, o.self[i], o.target[i], scale);
+                            ASSERT_TRUE(same_bits_or_both_nan(out[i], expected))
+                                << "element " << i << " of " << count << ": " << out[i] << " vs " << expected;
+                        }
+                    }
+    });
+}
+
+double forward_reference(double weight, double self, double target) {
+    const double log_self = std::max(std::log(self), -100.0);
+    const double log_rest = std::max(std::log1p(-self), -100.0);
+    if (std::isnan(std::log(self)) || std::isnan(std::log1p(-self))) return std::nan("");
+    return -weight * (target * log_self + (1.0 - target) * log_rest);
+}
+
+void expect_forward_close(float result, double expected, const std::string& where) {
+    if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(result)) << where << ": got " << result;
+    } else if (std::isinf(expected)) {
+        EXPECT_EQ(result, expected) << where;
+    } else {
+        EXPECT_NEAR(result, expected, 1e-5 * std::abs(expected) + 1e-37) << where;
+    }
+}
+
+TEST(CpuTbbKernels, ForwardIsWithinRtol1e5OfFloat64WithSpecialValues) {
+    const Operands o = make_operands(1000);
+    for_each_target([&] {
+        for (const Feed weight : {Feed::kAbsent, Feed::kContiguous}) {
+            std::vector<float> out(o.self.size(), -7.0f);
+            nnplug::cpu::forward_run(run_over(o, o.self.size(), Feed::kAbsent, weight, out.data()));
+            double sum = 0;
+            bool sum_is_nan = false;
+            for (size_t i = 0; i < out.size(); ++i) {
+                const double expected = forward_reference(weight == Feed::kAbsent ? 1.0 : o.weight[i], o.self[i], o.target[i]);
+                expect_forward_close(out[i], expected, "element " + std::to_string(i));
+                sum += expected;
+                sum_is_nan = sum_is_nan || std::isnan(expected);
+            }
+            const double total = nnplug::cpu::forward_run_sum(run_over(o, o.self.size(), Feed::kAbsent, weight, nullptr));
+            if (sum_is_nan) {
+                EXPECT_TRUE(std::isnan(total));
+            }
+        }
+    });
+}
+
+TEST(CpuTbbKernels, ForwardLogIsAccurateAcrossTheWholeRangeOfSelf) {
+    // Every 97th float in [2^-149, 1): the logs of self and of 1 - self over all exponents.
+    std::vector<float> self;
+    for (uint32_t bits = 1; bits < 0x3f800000u; bits += 97) self.push_back(nnplug::bits_float(bits));
+    const std::vector<float> target(self.size(), 0.25f);
+    for_each_target([&] {
+        std::vector<float> out(self.size());
+        UniformRun run;
+        run.length = static_cast<int64_t>(self.size());
+        run.self = self.data();
+        run.target = target.data();
+        run.out = out.data();
+        nnplug::cpu::forward_run(run);
+        int failures = 0;
+        for (size_t i = 0; i < self.size() && failures < 10; ++i) {
+            const double expected = forward_reference(1.0, self[i], 0.25);
+            if (std::abs(out[i] - expected) > 1e-5 * std::abs(expected) + 1e-37) {
+                ++failures;
+                ADD_FAILURE() << "self " << self[i] << ": " << out[i] << " vs " << expected;
+            }
+        }
+    });
+}
+
+TEST(CpuTbbKernels, ForwardSumMatchesFloat64) {
+    const size_t count = 100003;
+    std::mt19937 random(9);
+    std::uniform_real_distribution<float> unit(0.001f, 0.999f);
+    Operands o;
+    for (size_t i = 0; i < count; ++i) {
+        o.self.push_back(unit(random));
+        o.target.push_back(unit(random));
+        o.weight.push_back(unit(random));
+    }
+    double expected = 0;
+    for (size_t i = 0; i < count; ++i) expected += forward_reference(o.weight[i], o.self[i], o.target[i]);
+    for_each_target([&] {
+        const double total = nnplug::cpu::forward_run_sum(run_over(o, count, Feed::kAbsent, Feed::kContiguous, nullptr));
+        EXPECT_NEAR(total, expected, 1e-6 * std::abs(expected));
+    });
+}
+
+TEST(CpuTbbKernels, SixteenBitRunsConvertWhileComputing) {
+    // A float16 and a bfloat16 run equal the float32 kernel on widened inputs, rounded once.
+    const Operands o = make_operands(333);
+    for (const int32_t dtype : {int32_t{NNPLUG_DTYPE_F16}, int32_t{NNPLUG_DTYPE_BF16}}) {
+        std::vector<uint16_t> g(333), s(333), t(333), w(333), out(333);
+        Operands widened;
+        for (size_t i = 0; i < 333; ++i) {
+            const auto narrow = [&](float v) { return dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(v) : nnplug::f32_to_bf16(v); };
+            g[i] = narrow(o.grad[i]);
+            s[i] = narrow(o.self[i]);
+            t[i] = narrow(o.target[i]);
+            w[i] = narrow(o.weight[i]);
+            widened.grad.push_back(nnplug::load_as_f32(g.data(), dtype, static_cast<int64_t>(i)));
+            widened.self.push_back(nnplug::load_as_f32(s.data(), dtype, static_cast<int64_t>(i)));
+            widened.target.push_back(nnplug::load_as_f32(t.data(), dtype, static_cast<int64_t>(i)));
+            widened.weight.push_back(nnplug::load_as_f32(w.data(), dtype, static_cast<int64_t>(i)));
+        }
+        for_each_target([&] {
+            UniformRun run;
+            run.dtype = dtype;
+            run.length = 333;
+            run.grad = g.data();
+            run.grad_feed = Feed::kContiguous;
+            run.self = s.data();
+            run.target = t.data();
+            run.weight = w.data();
+            run.weight_feed = Feed::kContiguous;
+            run.out = out.data();
+            nnplug::cpu::backward_run(run, 1.0f);
+            for (size_t i = 0; i < 333; ++i) {
+                const float expected = nnplug::bce_backward(widened.grad[i], widened.weight[i], widened.self[i], widened.target[i], 1.0f);
+                const uint16_t bits = dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
+                if (std::isnan(expected)) {
+                    ASSERT_TRUE(std::isnan(nnplug::load_as_f32(out.data(), dtype, static_cast<int64_t>(i))));
+                } else {
+                    ASSERT_EQ(out[i], bits) << nnplug_dtype_name(dtype) << " element " << i;
+                }
+            }
+        });
+    }
+}
+
+}  // namespace

@@ -83,6 +83,14 @@ aclError initialize(const char* config_path) {
     }
     std::vector<nnplug_option> pairs;
     for (const auto& option : options) pairs.push_back({option.key.c_str(), option.value.c_str()});
+    // A plugin that declares a log_level option follows the runtime's level unless its
+    // own section sets one, so one `log_level:` (or NNPLUG_LOG_LEVEL) governs both.
+    const bool declares_log_level =
+        std::any_of(plugin.options, plugin.options + plugin.option_count,
+                    [](const nnplug_option_info& info) { return std::string_view(info.key) == "log_level"; });
+    const bool sets_log_level = std::any_of(options.begin(), options.end(),
+                                            [](const BackendOption& option) { return option.key == "log_level"; });
+    if (declares_log_level && !sets_log_level) pairs.push_back({"log_level", config.log_level.c_str()});
     void* context = nullptr;
     char reason[512] = "";
     const nnplug_status status = plugin.create(pairs.data(), pairs.size(), &context, reason, sizeof reason);

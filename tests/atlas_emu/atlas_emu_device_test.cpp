@@ -386,6 +386,25 @@ TEST(AtlasEmuObservability, DebugLevelPrintsPerLaunchStatistics) {
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
 }
 
+TEST(AtlasEmuObservability, TheConfigsTopLevelLogLevelReachesThePlugin) {
+    ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
+    ScopedEnvironment no_level("NNPLUG_LOG_LEVEL", nullptr);
+    TempFolder folder;
+    ASSERT_EQ(aclInit(folder.write("c.yaml", "log_level: debug\n" + emu_config("    soc: Ascend910B\n")).c_str()),
+              ACL_SUCCESS)
+        << message();
+    {
+        DeviceTensor g(std::vector<float>(64, 0.1f), {64}), s(std::vector<float>(64, 0.3f), {64});
+        DeviceTensor t(std::vector<float>(64, 0.5f), {64}), out(std::vector<float>(64), {64});
+        ::testing::internal::CaptureStderr();
+        const aclnnStatus status = nnplug::test::run_backward(g, s, t, nullptr, 0, out);
+        const std::string printed = ::testing::internal::GetCapturedStderr();
+        ASSERT_EQ(status, ACLNN_SUCCESS) << message();
+        EXPECT_TRUE(mentions(printed, "[debug] atlas_emu: aclnnBinaryCrossEntropyBackward on Ascend910B")) << printed;
+    }
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+}
+
 TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
     ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
     TempFolder folder;

@@ -115,7 +115,9 @@ typedef struct nnplug_option {
     const char* value;
 } nnplug_option;
 
-/* An option a backend understands; the runtime rejects all others. */
+/* An option a backend understands; the runtime rejects all others. A backend that
+ * declares "log_level" receives the runtime's level (trace, debug, info, warn, error,
+ * off) there unless its own config section sets one. */
 typedef struct nnplug_option_info {
     const char* key;           /* e.g. "threads" */
     const char* default_value; /* as text */

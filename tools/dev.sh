@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs nnplug on Debian 12 (as root, or with sudo).
 #   tools/dev.sh run          install missing packages, build (Release), run the main job
-#   tools/dev.sh test [ARGS]  install missing packages, build, run the test suite (ARGS go to ctest)
+#   tools/dev.sh test [ARGS]  install missing packages, build, run the test suite (ARGS go to ctest);
+#                             the timing guards (label perf) are left out: they need a quiet machine
+#   tools/dev.sh perf         install missing packages, build, run the timing guards and print the
+#                             side-by-side benchmark table
 #   tools/dev.sh build        install missing packages and build only
 # Every step is idempotent: packages already there are not reinstalled, the build is incremental.
 set -euo pipefail
@@ -44,6 +47,7 @@ shift || true
 case "$command" in
   build) install_missing_packages; build ;;
   run) install_missing_packages; build; run_main_job ;;
-  test) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@" ;;
-  *) echo "usage: tools/dev.sh run | test [ctest arguments] | build" >&2; exit 2 ;;
+  test) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
+  perf) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
+  *) echo "usage: tools/dev.sh run | test [ctest arguments] | perf | build" >&2; exit 2 ;;
 esac

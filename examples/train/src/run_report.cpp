@@ -40,7 +40,17 @@ struct Series {
     std::vector<double> values;
 };
 
-// One chart: axes with ticks, a polyline per series, a legend.
+// A "round" tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals.
+double tick_step(double range, int ticks) {
+    const double raw = range / ticks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double factor : {1.0, 2.0, 5.0})
+        if (raw <= factor * magnitude) return factor * magnitude;
+    return 10.0 * magnitude;
+}
+
+// One chart: axes with round ticks, a polyline per series, the legend under the axis
+// title so that it never covers a curve.
 std::string panel(double left, double top, double width, double height, const std::string& title,
                   const std::vector<EpochMetrics>& history, const std::vector<Series>& series) {
     double low = INFINITY, high = -INFINITY;
@@ -52,9 +62,9 @@ std::string panel(double left, double top, double width, double height, const st
             }
     if (!std::isfinite(low)) low = 0, high = 1;
     if (high - low < 1e-9) high = low + 1e-3, low -= 1e-3;
-    const double pad = 0.05 * (high - low);
-    low -= pad;
-    high += pad;
+    const double step_y = tick_step(high - low, 5);
+    low = std::floor(low / step_y) * step_y;
+    high = std::ceil(high / step_y) * step_y;
     const double first = static_cast<double>(history.front().epoch);
     const double last = std::max(first + 1, static_cast<double>(history.back().epoch));
     const auto x = [&](double epoch) { return left + (epoch - first) / (last - first) * width; };
@@ -65,14 +75,16 @@ std::string panel(double left, double top, double width, double height, const st
                        left + width / 2, top - 10, xml_text(title));
     svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#444"/>)" "\n",
                        left, top, width, height);
-    for (int i = 0; i <= 4; ++i) {
-        const double value = low + (high - low) * i / 4;
+    const int intervals = static_cast<int>(std::lround((high - low) / step_y));
+    for (int i = 0; i <= intervals; ++i) {
+        const double value = low + step_y * i;
         svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)"
-                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.4g}</text>)" "\n",
+                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.6g}</text>)" "\n",
                            left, y(value), left + width, y(value), left - 6, y(value) + 4, value);
     }
-    const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((last - first) / 8)));
-    for (int64_t epoch = static_cast<int64_t>(first); epoch <= static_cast<int64_t>(last); epoch += step)
+    const auto step_x = std::max<int64_t>(1, static_cast<int64_t>(tick_step(last - first, 8)));
+    for (int64_t epoch = static_cast<int64_t>(std::ceil(first / step_x)) * step_x; epoch <= static_cast<int64_t>(last);
+         epoch += step_x)
         svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}</text>)" "\n",
                            x(static_cast<double>(epoch)), top + height + 16, epoch);
     svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">epoch</text>)" "\n",
@@ -84,11 +96,12 @@ std::string panel(double left, double top, double width, double height, const st
                 points += fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(history[i].epoch)), y(series[s].values[i]));
         svg += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)" "\n", series[s].color,
                            points);
-        const double legend_y = top + 16 + 16 * static_cast<double>(s);
+        const double legend_x = left + width / 2 - 40 * static_cast<double>(series.size()) + 80 * static_cast<double>(s);
+        const double legend_y = top + height + 54;
         svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)"
                            R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}</text>)" "\n",
-                           left + width - 110, legend_y, left + width - 90, legend_y, series[s].color,
-                           left + width - 85, legend_y + 4, xml_text(series[s].name));
+                           legend_x, legend_y, legend_x + 20, legend_y, series[s].color, legend_x + 25, legend_y + 4,
+                           xml_text(series[s].name));
     }
     return svg;
 }
@@ -104,7 +117,7 @@ std::string metrics_csv(const std::vector<EpochMetrics>& history) {
 }
 
 std::string training_curves_svg(const std::vector<EpochMetrics>& history, const std::string& title) {
-    constexpr double kWidth = 900, kHeight = 380;
+    constexpr double kWidth = 900, kHeight = 400;
     std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
                                   R"(viewBox="0 0 {} {}" font-family="sans-serif">)" "\n"
                                   R"(<rect width="100%" height="100%" fill="white"/>)" "\n"

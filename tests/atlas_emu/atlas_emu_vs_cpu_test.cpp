@@ -21,6 +21,9 @@ namespace {
 using nnplug::test::DeviceTensor;
 using nnplug::test::GoldenCase;
 using nnplug::test::GoldenTensor;
+using nnplug::test::bits_at;
+using nnplug::test::ulp_distance;
+using nnplug::test::value_of;
 
 GoldenTensor random_tensor(const std::vector<int64_t>& storage_shape, const std::vector<int64_t>& view,
                            const std::vector<int64_t>& strides, aclDataType dtype, float low, float high,
@@ -118,27 +121,6 @@ std::vector<Outcome> run_on(const std::string& backend, const std::vector<Golden
     }
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
     return outcomes;
-}
-
-uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t index) {
-    uint32_t value = 0;
-    std::memcpy(&value, bytes.data() + index * (dtype == ACL_FLOAT ? 4 : 2), dtype == ACL_FLOAT ? 4 : 2);
-    return value;
-}
-
-float value_of(uint32_t bits, aclDataType dtype) {
-    if (dtype == ACL_FLOAT) return nnplug::bits_float(bits);
-    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(static_cast<uint16_t>(bits))
-                                : nnplug::bf16_to_f32(static_cast<uint16_t>(bits));
-}
-
-int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
-    const int width = dtype == ACL_FLOAT ? 32 : 16;
-    const auto ordered = [&](uint32_t bits) -> int64_t {
-        const uint32_t sign = 1u << (width - 1);
-        return (bits & sign) ? -static_cast<int64_t>(bits & (sign - 1)) : static_cast<int64_t>(bits);
-    };
-    return std::llabs(ordered(a) - ordered(b));
 }
 
 TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {

@@ -22,22 +22,13 @@ namespace {
 using nnplug::test::DeviceTensor;
 using nnplug::test::GoldenCase;
 using nnplug::test::GoldenTensor;
+using nnplug::test::bits_at;
+using nnplug::test::ulp_distance;
+using nnplug::test::value_of;
 
 const std::vector<GoldenCase>& all_cases() {
     static const auto cases = nnplug::test::load_golden_cases(NNPLUG_GOLDEN_FILE);
     return cases;
-}
-
-uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, int64_t index) {
-    uint32_t value = 0;
-    std::memcpy(&value, bytes.data() + index * (dtype == ACL_FLOAT ? 4 : 2), dtype == ACL_FLOAT ? 4 : 2);
-    return value;
-}
-
-float value_of(uint32_t bits, aclDataType dtype) {
-    if (dtype == ACL_FLOAT) return nnplug::bits_float(bits);
-    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(static_cast<uint16_t>(bits))
-                                : nnplug::bf16_to_f32(static_cast<uint16_t>(bits));
 }
 
 // A float rounded to dtype and widened back.
@@ -45,16 +36,6 @@ float rounded_to(float value, aclDataType dtype) {
     if (dtype == ACL_FLOAT) return value;
     return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(nnplug::f32_to_f16(value))
                                 : nnplug::bf16_to_f32(nnplug::f32_to_bf16(value));
-}
-
-// Distance in units in the last place between two finite values of one dtype.
-int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
-    const int width = dtype == ACL_FLOAT ? 32 : 16;
-    const auto ordered = [&](uint32_t bits) -> int64_t {
-        const uint32_t sign = 1u << (width - 1);
-        return (bits & sign) ? -static_cast<int64_t>(bits & (sign - 1)) : static_cast<int64_t>(bits);
-    };
-    return std::llabs(ordered(a) - ordered(b));
 }
 
 // The relative tolerance of out's dtype against float64 results: a few of its ulps.

@@ -1,5 +1,7 @@
 #include "golden_cases.h"
 
+#include <nnplug/dtype_convert.h>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -102,6 +104,27 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
         }
     }
     return cases;
+}
+
+uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t index) {
+    const size_t width = dtype == ACL_FLOAT ? 4 : 2;
+    uint32_t value = 0;
+    std::memcpy(&value, bytes.data() + index * width, width);
+    return value;
+}
+
+float value_of(uint32_t bits, aclDataType dtype) {
+    if (dtype == ACL_FLOAT) return bits_float(bits);
+    return dtype == ACL_FLOAT16 ? f16_to_f32(static_cast<uint16_t>(bits)) : bf16_to_f32(static_cast<uint16_t>(bits));
+}
+
+int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
+    const uint32_t sign = dtype == ACL_FLOAT ? 0x80000000u : 0x8000u;
+    const auto ordered = [&](uint32_t bits) -> int64_t {
+        return (bits & sign) ? -static_cast<int64_t>(bits & (sign - 1)) : static_cast<int64_t>(bits);
+    };
+    const int64_t distance = ordered(a) - ordered(b);
+    return distance < 0 ? -distance : distance;
 }
 
 }  // namespace nnplug::test

@@ -33,4 +33,11 @@ struct GoldenCase {
 // All cases of the file; throws std::runtime_error naming the line of a malformed one.
 std::vector<GoldenCase> load_golden_cases(const std::string& file);
 
+// The bit pattern of element `index` of a buffer of dtype (float32, float16 or bfloat16).
+uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t index);
+// The value of a bit pattern of dtype, widened to float.
+float value_of(uint32_t bits, aclDataType dtype);
+// Distance in units in the last place between two finite values of one dtype.
+int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype);
+
 }  // namespace nnplug::test

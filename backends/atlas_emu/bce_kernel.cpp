@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "bce_forward_tile.h"
 #include "unified_buffer.h"
 
 namespace nnplug::emu {
@@ -111,54 +112,8 @@ void narrow(const float* values, int32_t dtype, int64_t n, uint16_t* into) {
         for (int64_t i = 0; i < n; ++i) into[i] = f32_to_bf16(values[i]);
 }
 
-// ln(x) in branch-free float32 so that the compiler vectorizes the forward's tile loop
-// (libm's logf is one call per element): x = 2^e * m with m in [sqrt(1/2), sqrt(2)),
-// then the Cephes logf polynomial in f = m - 1, within 2 ulp; subnormals are scaled
-// first, and 0, negatives, infinity and NaN give the IEEE results by selects.
-inline float vector_log(float x) {
-    constexpr float kMinNormal = 1.17549435e-38f;
-    const bool subnormal = x < kMinNormal;
-    const uint32_t bits = float_bits(x * (subnormal ? 33554432.0f : 1.0f));  // * 2^25
-    const uint32_t shifted = bits + (0x3f800000u - 0x3f3504f3u);
-    const float e = static_cast<float>(static_cast<int32_t>(shifted >> 23) - (subnormal ? 152 : 127));
-    const float f = bits_float((shifted & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
-    const float f2 = f * f;
-    float p = 7.0376836292e-2f;
-    p = p * f + -1.1514610310e-1f;
-    p = p * f + 1.1676998740e-1f;
-    p = p * f + -1.2420140846e-1f;
-    p = p * f + 1.4249322787e-1f;
-    p = p * f + -1.6668057665e-1f;
-    p = p * f + 2.0000714765e-1f;
-    p = p * f + -2.4999993993e-1f;
-    p = p * f + 3.3333331174e-1f;
-    float y = p * f * f2;
-    y = y + e * -2.12194440e-4f;
-    y = y - 0.5f * f2;
-    float r = (f + y) + e * 0.693359375f;
-    r = x == 0.0f ? -INFINITY : r;
-    r = x < 0.0f ? NAN : r;
-    r = x == INFINITY ? INFINITY : r;
-    return x != x ? x : r;
-}
-
-// ln(1 + x) = ln(u) + c / u with u = 1 + x rounded and c = x - (u - 1) its exact rounding error.
-inline float vector_log1p(float x) {
-    const float u = 1.0f + x;
-    const float c = x - (u - 1.0f);
-    const float r = vector_log(u) + c / u;
-    // ln(0) is -inf whatever c / u gives; NaN stays NaN.
-    return u == 0.0f ? -INFINITY : (x != x ? x : r);
-}
-
-// bce_forward of bce_math.h with the logs above: within a few float32 ulp of it.
-inline float forward_element(float weight, float self, float target) {
-    const float log_self = clamp_below(vector_log(self), kBceLogClamp);
-    const float log_rest = clamp_below(vector_log1p(-self), kBceLogClamp);
-    return -weight * (target * log_self + (1.0f - target) * log_rest);
-}
-
-// The float32 expressions of bce_math.h (the backward exactly); an absent weight is 1.
+// The backward is bce_math.h's float32 expression exactly; the forward is the vector
+// kernel the CPU backend uses (within 2 float32 ulp of bce_forward). An absent weight is 1.
 void compute_tile(const nnplug_op_desc& desc, int64_t n, const std::array<const float*, kOperands>& in, float scale,
                   float* result) {
     const float* g = in[kGrad];
@@ -171,10 +126,7 @@ void compute_tile(const nnplug_op_desc& desc, int64_t n, const std::array<const 
         else
             for (int64_t i = 0; i < n; ++i) result[i] = bce_backward(g[i], 1.0f, s[i], t[i], scale);
     } else {
-        if (w != nullptr)
-            for (int64_t i = 0; i < n; ++i) result[i] = forward_element(w[i], s[i], t[i]);
-        else
-            for (int64_t i = 0; i < n; ++i) result[i] = forward_element(1.0f, s[i], t[i]);
+        simd::forward_tile(s, t, w, result, n);
     }
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 
+#include "bce_forward-inl.h"
 #include "bce_simd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -118,66 +119,17 @@ constexpr bool can_stream() {
 // clamp_below(x, floor) with NaN passing through (Max may return either operand for NaN).
 HWY_INLINE VF clamp_below(VF x, VF floor) { return hn::IfThenElse(hn::Lt(x, floor), floor, x); }
 
-// The IEEE special cases of logf and log1pf on the logs below: log(+-0) = -inf,
-// log(< 0) = NaN, log(inf) = inf, NaN stays NaN. `argument` is what the log is taken of.
-HWY_INLINE VF ieee_special_cases(DF d, VF argument, VF x, VF r) {
-    const VF zero = hn::Zero(d);
-    const VF infinity = hn::Set(d, std::numeric_limits<float>::infinity());
-    r = hn::IfThenElse(hn::Eq(argument, zero), hn::Neg(infinity), r);
-    r = hn::IfThenElse(hn::Lt(argument, zero), hn::Set(d, std::numeric_limits<float>::quiet_NaN()), r);
-    r = hn::IfThenElse(hn::Eq(argument, infinity), infinity, r);
-    return hn::IfThenElse(hn::IsNaN(x), x, r);  // Ne(x, x) is an ordered compare on AVX-512
-}
-
-constexpr float kMinNormal = 1.17549435e-38f;
-
-// ln(x) without a division (Highway's Log divides once per call, which bounds the
-// forward's throughput): x = 2^e * m with m in [sqrt(1/2), sqrt(2)), then the Cephes
-// logf polynomial in f = m - 1. Within 2 ulp for normal and subnormal x.
-template <bool kSubnormals = true>
-HWY_INLINE VF log_core(DF d, VF x) {
-    const hn::RebindToSigned<DF> di;
-    const auto is_subnormal = hn::Lt(x, hn::Set(d, kMinNormal));
-    if (kSubnormals) x = hn::IfThenElse(is_subnormal, hn::Mul(x, hn::Set(d, 33554432.0f)), x);  // * 2^25
-    const auto shifted = hn::Add(hn::BitCast(di, x), hn::Set(di, 0x3f800000 - 0x3f3504f3));
-    const auto exponent_bits = hn::Sub(hn::ShiftRight<23>(shifted), hn::Set(di, 127));
-    VF e = hn::ConvertTo(d, exponent_bits);
-    if (kSubnormals) e = hn::IfThenElse(is_subnormal, hn::Sub(e, hn::Set(d, 25.0f)), e);
-    const VF m = hn::BitCast(d, hn::Add(hn::And(shifted, hn::Set(di, 0x007fffff)), hn::Set(di, 0x3f3504f3)));
-    const VF f = hn::Sub(m, hn::Set(d, 1.0f));
-    const VF f2 = hn::Mul(f, f);
-    VF p = hn::Set(d, 7.0376836292e-2f);
-    p = hn::MulAdd(p, f, hn::Set(d, -1.1514610310e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, 1.1676998740e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, -1.2420140846e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, 1.4249322787e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, -1.6668057665e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, 2.0000714765e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, -2.4999993993e-1f));
-    p = hn::MulAdd(p, f, hn::Set(d, 3.3333331174e-1f));
-    VF y = hn::Mul(hn::Mul(p, f), f2);
-    y = hn::MulAdd(e, hn::Set(d, -2.12194440e-4f), y);
-    y = hn::NegMulAdd(f2, hn::Set(d, 0.5f), y);
-    return hn::MulAdd(e, hn::Set(d, 0.693359375f), hn::Add(f, y));
-}
-
-HWY_INLINE VF log_ieee(DF d, VF x) { return ieee_special_cases(d, x, x, log_core(d, x)); }
-
-// log1p(x) = ln(u) + c / u with u = 1 + x rounded and c = x - (u - 1) its rounding error
-// (exact); c / u is taken as c * (2 - u): c is at most half an ulp of u, so that
-// approximation only matters where it is far below float32 precision.
-template <bool kSpecialCases = true>
-HWY_INLINE VF log1p_of(DF d, VF x) {
-    const VF one = hn::Set(d, 1.0f);
-    const VF u = hn::Add(one, x);
-    const VF c = hn::Sub(x, hn::Sub(u, one));
-    const VF r = hn::MulAdd(c, hn::Sub(hn::Set(d, 2.0f), u), log_core<kSpecialCases>(d, u));
-    return kSpecialCases ? ieee_special_cases(d, u, x, r) : r;
+// The forward computes long enough per vector that the hardware prefetcher falls
+// behind on large inputs: its loops ask for the data 1 KiB ahead (prefetches never fault).
+constexpr size_t kPrefetchBytes = 1024;
+template <class T>
+HWY_INLINE void prefetch_ahead(const T* p) {
+    hwy::Prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes);
 }
 
 // Walks a run a vector at a time: compute(g, s, t, w) gives the result vector, sink
 // takes it with its first index and how many lanes are real (fewer in the tail).
-template <int32_t Dtype, Feed G, Feed W, class Compute, class Sink>
+template <int32_t Dtype, Feed G, Feed W, bool kPrefetch = false, class Compute, class Sink>
 HWY_INLINE void walk(const UniformRun& run, Compute&& compute, Sink&& sink) {
     using T = Raw<Dtype>;
     const DF d;
@@ -197,6 +149,11 @@ HWY_INLINE void walk(const UniformRun& run, Compute&& compute, Sink&& sink) {
     using WeightMode = std::integral_constant<Feed, W>;
     size_t i = 0;
     for (; i + lanes <= n; i += lanes) {
+        if constexpr (kPrefetch) {
+            prefetch_ahead(s + i);
+            prefetch_ahead(t + i);
+            if constexpr (W == Feed::kContiguous) prefetch_ahead(w + i);
+        }
         sink(compute(feed(GradMode{}, g, i, g_splat), load<Dtype>(d, s + i), load<Dtype>(d, t + i),
                      feed(WeightMode{}, w, i, w_splat)),
              i, lanes);
@@ -230,7 +187,7 @@ struct StoreSink {
     }
 };
 
-template <int32_t Dtype, class Compute, Feed G, Feed W>
+template <int32_t Dtype, class Compute, Feed G, Feed W, bool kPrefetch = false>
 HWY_INLINE void walk_into_out(const UniformRun& run, Compute&& compute) {
     using T = Raw<Dtype>;
     T* out = static_cast<T*>(run.out);
@@ -238,11 +195,11 @@ HWY_INLINE void walk_into_out(const UniformRun& run, Compute&& compute) {
     const bool aligned = reinterpret_cast<uintptr_t>(out) % (hn::Lanes(d) * sizeof(T)) == 0;
     if constexpr (can_stream<Dtype>()) {
         if (run.stream_out && aligned) {
-            walk<Dtype, G, W>(run, compute, StoreSink<Dtype, true>{out});
+            walk<Dtype, G, W, kPrefetch>(run, compute, StoreSink<Dtype, true>{out});
             return;
         }
     }
-    walk<Dtype, G, W>(run, compute, StoreSink<Dtype, false>{out});
+    walk<Dtype, G, W, kPrefetch>(run, compute, StoreSink<Dtype, false>{out});
 }
 
 template <Feed W>
@@ -255,19 +212,7 @@ HWY_INLINE VF backward_vector(DF d, VF g, VF s, VF t, VF w, VF scale) {
 
 template <Feed W>
 HWY_INLINE VF forward_vector(DF d, VF s, VF t, VF w) {
-    const VF one = hn::Set(d, 1.0f);
-    const VF floor = hn::Set(d, kBceLogClamp);
-    VF log_self, log_rest;  // ln(self) and ln(1 - self), the latter as log1p(-self) like bce_forward
-    if (HWY_LIKELY(hn::AllTrue(d, hn::And(hn::Ge(s, hn::Set(d, kMinNormal)), hn::Lt(s, one))))) {
-        // Normal self in (0, 1): no special case, both logs are above -88, no clamp.
-        log_self = log_core<false>(d, s);
-        log_rest = log1p_of<false>(d, hn::Neg(s));
-    } else {
-        log_self = clamp_below(log_ieee(d, s), floor);
-        log_rest = clamp_below(log1p_of<true>(d, hn::Neg(s)), floor);
-    }
-    const VF sum = hn::Add(hn::Mul(t, log_self), hn::Mul(hn::Sub(one, t), log_rest));
-    return W == Feed::kAbsent ? hn::Neg(sum) : hn::Mul(hn::Neg(w), sum);
+    return simd::HWY_NAMESPACE::forward_loss<W != Feed::kAbsent>(d, s, t, w);
 }
 
 // Calls body(dtype constant, weight-feed constant) for the run's dtype and weight feed.
@@ -306,31 +251,69 @@ void ForwardRun(const UniformRun& run) {
         constexpr Feed kWeight = decltype(weight)::value;
         const DF d;
         const auto compute = [&](VF, VF s, VF t, VF w) { return forward_vector<kWeight>(d, s, t, w); };
-        walk_into_out<decltype(dtype)::value, decltype(compute)&, Feed::kAbsent, kWeight>(run, compute);
+        walk_into_out<decltype(dtype)::value, decltype(compute)&, Feed::kAbsent, kWeight, true>(run, compute);
     });
+}
+
+// The forward loss of a run summed in double lanes, in an order fixed by the run alone.
+// Its own loop rather than walk with a summing sink, so the accumulators stay in
+// registers; two vectors per step, added in float32 (one rounding per pair of
+// elements) before they are widened, which halves the conversions.
+template <int32_t Dtype, Feed W>
+HWY_INLINE double forward_sum(const UniformRun& run) {
+    using T = Raw<Dtype>;
+    const DF d;
+    const size_t lanes = hn::Lanes(d);
+    const size_t n = static_cast<size_t>(run.length);
+    const T* s = static_cast<const T*>(run.self);
+    const T* t = static_cast<const T*>(run.target);
+    const T* w = static_cast<const T*>(run.weight);
+    const VF w_splat = W == Feed::kSplat ? hn::Set(d, load_one<Dtype>(w)) : hn::Zero(d);
+    const auto loss_at = [&](const T* self, const T* target, const T* weight, size_t i) {
+        VF weight_vector = w_splat;
+        if constexpr (W == Feed::kContiguous) {
+            prefetch_ahead(weight + i);
+            weight_vector = load<Dtype>(d, weight + i);
+        }
+        prefetch_ahead(self + i);
+        prefetch_ahead(target + i);
+        return forward_vector<W>(d, load<Dtype>(d, self + i), load<Dtype>(d, target + i), weight_vector);
+    };
+    const size_t full = n / lanes * lanes;
+#if HWY_TARGET == HWY_SCALAR
+    double total = 0;
+    for (size_t i = 0; i < full; ++i) total += static_cast<double>(hn::GetLane(loss_at(s, t, w, i)));
+    return total;
+#else
+    const hn::Repartition<double, DF> dd;
+    const hn::Half<DF> dh;
+    auto low = hn::Zero(dd), high = hn::Zero(dd);
+    const auto accumulate = [&](VF v) {
+        low = hn::Add(low, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
+        high = hn::Add(high, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
+    };
+    size_t i = 0;
+    for (; i + 2 * lanes <= full; i += 2 * lanes) {
+        const VF first = loss_at(s, t, w, i);
+        accumulate(hn::Add(first, loss_at(s, t, w, i + lanes)));
+    }
+    if (i < full) accumulate(loss_at(s, t, w, i));
+    if (const size_t rest = n - full; rest != 0) {
+        // The tail: the last elements copied into zeroed vectors, so no load passes the end.
+        HWY_ALIGN T st[kMaxLanes] = {}, tt[kMaxLanes] = {}, wt[kMaxLanes] = {};
+        std::memcpy(st, s + full, rest * sizeof(T));
+        std::memcpy(tt, t + full, rest * sizeof(T));
+        if (W == Feed::kContiguous) std::memcpy(wt, w + full, rest * sizeof(T));
+        accumulate(hn::IfThenElseZero(hn::FirstN(d, rest), loss_at(st, tt, wt, 0)));
+    }
+    return hn::GetLane(hn::SumOfLanes(dd, hn::Add(low, high)));
+#endif
 }
 
 double ForwardRunSum(const UniformRun& run) {
     double total = 0;
     by_dtype_and_weight(run, [&](auto dtype, auto weight) {
-        constexpr Feed kWeight = decltype(weight)::value;
-        const DF d;
-        const auto compute = [&](VF, VF s, VF t, VF w) { return forward_vector<kWeight>(d, s, t, w); };
-#if HWY_TARGET == HWY_SCALAR
-        walk<decltype(dtype)::value, Feed::kAbsent, kWeight>(
-            run, compute, [&](VF v, size_t, size_t) { total += static_cast<double>(hn::GetLane(v)); });
-#else
-        // Two double accumulators per float vector: the order depends only on the run.
-        const hn::Repartition<double, DF> dd;
-        const hn::Half<DF> dh;
-        auto low = hn::Zero(dd), high = hn::Zero(dd);
-        walk<decltype(dtype)::value, Feed::kAbsent, kWeight>(run, compute, [&](VF v, size_t, size_t count) {
-            if (count != hn::Lanes(d)) v = hn::IfThenElseZero(hn::FirstN(d, count), v);
-            low = hn::Add(low, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
-            high = hn::Add(high, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
-        });
-        total = hn::GetLane(hn::SumOfLanes(dd, hn::Add(low, high)));
-#endif
+        total = forward_sum<decltype(dtype)::value, decltype(weight)::value>(run);
     });
     return total;
 }

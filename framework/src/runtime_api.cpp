@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace {
 
 std::shared_mutex runtime_mutex;   // shared by API calls, exclusive for aclInit/aclFinalize
 std::unique_ptr<Runtime> runtime;  // null outside aclInit..aclFinalize
-int32_t current_device = 0;
+std::atomic<int32_t> current_device{0};  // set from any thread under the shared lock
 
 constexpr uint32_t kDeviceCount = 1;
 

@@ -130,12 +130,14 @@ HWY_INLINE hn::Vec<D> log_any(D d, hn::Vec<D> x) {
 // log1p(-s) = ln(u) + c / u with u = 1 - s rounded and c = (1 - u) - s its exact rounding
 // error; c / u is taken as c * (2 - u): c is nonzero only for s < 0.5, where u is in
 // (0.5, 1] and that product is within (1 - u)^2 |c| < 2^-27 of it.
-template <class D, class Log>
-HWY_INLINE hn::Vec<D> log_one_minus(D d, hn::Vec<D> s, Log&& log) {
+// kAnyInput takes every u (log_any), else u must be positive and normal (log_normal).
+template <bool kAnyInput, class D>
+HWY_INLINE hn::Vec<D> log_one_minus(D d, hn::Vec<D> s) {
     const auto one = hn::Set(d, 1.0f);
     const auto u = hn::Sub(one, s);
     const auto c = hn::Sub(hn::Sub(one, u), s);
-    return hn::MulAdd(c, hn::Sub(hn::Set(d, 2.0f), u), log(u));
+    const auto log_u = kAnyInput ? log_any(d, u) : log_normal(d, u);
+    return hn::MulAdd(c, hn::Sub(hn::Set(d, 2.0f), u), log_u);
 }
 
 // -(t ln(s) + (1 - t) ln(1 - s)) per lane, the logs clamped at -100 (NaN passes), times
@@ -152,11 +154,11 @@ HWY_INLINE hn::Vec<D> forward_loss(D d, hn::Vec<D> s, hn::Vec<D> t, hn::Vec<D> w
     hn::Vec<D> log_self, log_rest;
     if (HWY_LIKELY(all_normal)) {
         log_self = log_normal(d, s);
-        log_rest = log_one_minus(d, s, [&](auto u) { return log_normal(d, u); });
+        log_rest = log_one_minus<false>(d, s);
     } else {
         const auto floor = hn::Set(d, kBceLogClamp);
         log_self = clamp_below(log_any(d, s), floor);
-        log_rest = log_one_minus(d, s, [&](auto u) { return log_any(d, u); });
+        log_rest = log_one_minus<true>(d, s);
         log_rest = clamp_below(log_rest, floor);
     }
     // (t - 1) ln(1 - s) - t ln(s): the negation folded into the multiply-adds.

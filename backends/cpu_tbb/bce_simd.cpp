@@ -255,6 +255,38 @@ void ForwardRun(const UniformRun& run) {
     });
 }
 
+// The forward loss at element i of contiguous operands, with kPrefetch the data 1 KiB
+// ahead prefetched.
+template <int32_t Dtype, Feed W, bool kPrefetch = true>
+HWY_INLINE VF forward_vector_at(DF d, const Raw<Dtype>* s, const Raw<Dtype>* t, const Raw<Dtype>* w, VF w_splat,
+                                size_t i) {
+    VF weight = w_splat;
+    if constexpr (W == Feed::kContiguous) {
+        if constexpr (kPrefetch) prefetch_ahead(w + i);
+        weight = load<Dtype>(d, w + i);
+    }
+    if constexpr (kPrefetch) {
+        prefetch_ahead(s + i);
+        prefetch_ahead(t + i);
+    }
+    return forward_vector<W>(d, load<Dtype>(d, s + i), load<Dtype>(d, t + i), weight);
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Float vectors summed in two double accumulators (the low and the high half).
+struct DoubleSums {
+    using DD = hn::Repartition<double, DF>;
+    hn::Vec<DD> low, high;
+    HWY_INLINE DoubleSums() : low(hn::Zero(DD())), high(hn::Zero(DD())) {}
+    HWY_INLINE void add(VF v) {
+        const hn::Half<DF> dh;
+        low = hn::Add(low, hn::PromoteTo(DD(), hn::LowerHalf(dh, v)));
+        high = hn::Add(high, hn::PromoteTo(DD(), hn::UpperHalf(dh, v)));
+    }
+    HWY_INLINE double total() const { return hn::GetLane(hn::SumOfLanes(DD(), hn::Add(low, high))); }
+};
+#endif
+
 // The forward loss of a run summed in double lanes, in an order fixed by the run alone.
 // Its own loop rather than walk with a summing sink, so the accumulators stay in
 // registers; two vectors per step, added in float32 (one rounding per pair of
@@ -269,44 +301,29 @@ HWY_INLINE double forward_sum(const UniformRun& run) {
     const T* t = static_cast<const T*>(run.target);
     const T* w = static_cast<const T*>(run.weight);
     const VF w_splat = W == Feed::kSplat ? hn::Set(d, load_one<Dtype>(w)) : hn::Zero(d);
-    const auto loss_at = [&](const T* self, const T* target, const T* weight, size_t i) {
-        VF weight_vector = w_splat;
-        if constexpr (W == Feed::kContiguous) {
-            prefetch_ahead(weight + i);
-            weight_vector = load<Dtype>(d, weight + i);
-        }
-        prefetch_ahead(self + i);
-        prefetch_ahead(target + i);
-        return forward_vector<W>(d, load<Dtype>(d, self + i), load<Dtype>(d, target + i), weight_vector);
-    };
     const size_t full = n / lanes * lanes;
 #if HWY_TARGET == HWY_SCALAR
     double total = 0;
-    for (size_t i = 0; i < full; ++i) total += static_cast<double>(hn::GetLane(loss_at(s, t, w, i)));
+    for (size_t i = 0; i < full; ++i)
+        total += static_cast<double>(hn::GetLane(forward_vector_at<Dtype, W>(d, s, t, w, w_splat, i)));
     return total;
 #else
-    const hn::Repartition<double, DF> dd;
-    const hn::Half<DF> dh;
-    auto low = hn::Zero(dd), high = hn::Zero(dd);
-    const auto accumulate = [&](VF v) {
-        low = hn::Add(low, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
-        high = hn::Add(high, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
-    };
+    DoubleSums sums;
     size_t i = 0;
     for (; i + 2 * lanes <= full; i += 2 * lanes) {
-        const VF first = loss_at(s, t, w, i);
-        accumulate(hn::Add(first, loss_at(s, t, w, i + lanes)));
+        const VF first = forward_vector_at<Dtype, W>(d, s, t, w, w_splat, i);
+        sums.add(hn::Add(first, forward_vector_at<Dtype, W>(d, s, t, w, w_splat, i + lanes)));
     }
-    if (i < full) accumulate(loss_at(s, t, w, i));
+    if (i < full) sums.add(forward_vector_at<Dtype, W>(d, s, t, w, w_splat, i));
     if (const size_t rest = n - full; rest != 0) {
         // The tail: the last elements copied into zeroed vectors, so no load passes the end.
         HWY_ALIGN T st[kMaxLanes] = {}, tt[kMaxLanes] = {}, wt[kMaxLanes] = {};
         std::memcpy(st, s + full, rest * sizeof(T));
         std::memcpy(tt, t + full, rest * sizeof(T));
         if (W == Feed::kContiguous) std::memcpy(wt, w + full, rest * sizeof(T));
-        accumulate(hn::IfThenElseZero(hn::FirstN(d, rest), loss_at(st, tt, wt, 0)));
+        sums.add(hn::IfThenElseZero(hn::FirstN(d, rest), forward_vector_at<Dtype, W, false>(d, st, tt, wt, w_splat, 0)));
     }
-    return hn::GetLane(hn::SumOfLanes(dd, hn::Add(low, high)));
+    return sums.total();
 #endif
 }
 

@@ -4,7 +4,6 @@
 #include <nnplug/dtype_convert.h>
 
 #include <algorithm>
-#include <cmath>
 #include <array>
 #include <atomic>
 #include <chrono>

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "bce_forward_tile.h"
+#include "pairwise_sum.h"
 #include "unified_buffer.h"
 
 namespace nnplug::emu {
@@ -127,16 +128,6 @@ void compute_tile(const nnplug_op_desc& desc, int64_t n, const std::array<const 
     } else {
         simd::forward_tile(s, t, w, result, n);
     }
-}
-
-double pairwise_sum(const double* values, int64_t count) {
-    if (count <= 8) {
-        double sum = 0;
-        for (int64_t i = 0; i < count; ++i) sum += values[i];
-        return sum;
-    }
-    const int64_t half = count / 2;
-    return pairwise_sum(values, half) + pairwise_sum(values + half, count - half);
 }
 
 struct CoreResults {

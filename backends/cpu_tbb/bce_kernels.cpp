@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "bce_simd.h"
+#include "pairwise_sum.h"
 #include "strided_runs.h"
 
 namespace nnplug::cpu {
@@ -150,16 +151,6 @@ double run_range(const nnplug_op_desc& desc, int64_t begin, int64_t end, Work wo
     });
     if (stream) finish_streaming();
     return sum;
-}
-
-double pairwise_sum(const double* values, int64_t count) {
-    if (count <= 8) {
-        double sum = 0;
-        for (int64_t i = 0; i < count; ++i) sum += values[i];
-        return sum;
-    }
-    const int64_t half = count / 2;
-    return pairwise_sum(values, half) + pairwise_sum(values + half, count - half);
 }
 
 }  // namespace

@@ -43,6 +43,8 @@ struct CpuContext {
 
 CpuContext& as_context(void* ctx) { return *static_cast<CpuContext*>(ctx); }
 
+constexpr int kMaxThreads = 4096;
+
 constexpr nnplug_option_info kOptions[] = {
     {"threads", "0", "worker threads; 0 uses every core"},
     {"grain", "16384", "elements per parallel task (at least 1024)"},
@@ -55,16 +57,17 @@ bool parse_integer(const char* text, long long minimum, long long& value) {
     return errno == 0 && end != text && *end == '\0' && value >= minimum;
 }
 
-nnplug_status create(const nnplug_option* options, size_t option_count, void** ctx, char* error,
-                     size_t error_len) {
+nnplug_status create_context(const nnplug_option* options, size_t option_count, void** ctx, char* error,
+                             size_t error_len) {
     auto context = std::make_unique<CpuContext>();
     long long threads = 0;
     for (size_t i = 0; i < option_count; ++i) {
         long long value = 0;
         const std::string key = options[i].key;
         if (key == "threads") {
-            if (!parse_integer(options[i].value, 0, value)) {
-                std::snprintf(error, error_len, "option threads = '%s' is not a whole number >= 0", options[i].value);
+            if (!parse_integer(options[i].value, 0, value) || value > kMaxThreads) {
+                std::snprintf(error, error_len, "option threads = '%s' is not a whole number in [0, %d]",
+                              options[i].value, kMaxThreads);
                 return NNPLUG_ERR_INVALID_ARGUMENT;
             }
             threads = value;
@@ -83,6 +86,17 @@ nnplug_status create(const nnplug_option* options, size_t option_count, void** c
     context->arena = std::make_unique<tbb::task_arena>(context->threads);
     *ctx = context.release();
     return NNPLUG_OK;
+}
+
+// No exception crosses the plugin boundary.
+nnplug_status create(const nnplug_option* options, size_t option_count, void** ctx, char* error,
+                     size_t error_len) {
+    try {
+        return create_context(options, option_count, ctx, error, error_len);
+    } catch (const std::exception& exception) {
+        std::snprintf(error, error_len, "cannot create the CPU context: %s", exception.what());
+        return NNPLUG_ERR_OUT_OF_MEMORY;
+    }
 }
 
 void destroy(void* ctx) {
@@ -133,10 +147,15 @@ nnplug_status device_memset(void*, void* pointer, int32_t value, size_t bytes) {
 
 nnplug_status stream_create(void* ctx, void** stream) {
     auto& context = as_context(ctx);
-    std::lock_guard lock(context.streams_mutex);
-    *stream = new char;  // a distinct handle; work runs at enqueue time
-    context.streams.insert(*stream);
-    return NNPLUG_OK;
+    try {
+        std::lock_guard lock(context.streams_mutex);
+        auto handle = std::make_unique<char>();  // a distinct handle; work runs at enqueue time
+        context.streams.insert(handle.get());
+        *stream = handle.release();
+        return NNPLUG_OK;
+    } catch (const std::exception& exception) {
+        return fail(NNPLUG_ERR_OUT_OF_MEMORY, std::string("cannot create a stream: ") + exception.what());
+    }
 }
 
 nnplug_status stream_destroy(void* ctx, void* stream) {

@@ -81,6 +81,8 @@ TEST(PluginDiscovery, BadBackendOptionValueIsRefused) {
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backends:\n  cpu_tbb:\n    threads: many\n"), ACL_ERROR_INVALID_PARAM);
     EXPECT_NE(message().find("threads = 'many'"), std::string::npos) << message();
+    ASSERT_EQ(init_with(folder, "backends:\n  cpu_tbb:\n    threads: 99999999999\n"), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(message().find("is not a whole number in [0, 4096]"), std::string::npos) << message();
 }
 
 TEST(PluginDiscovery, ConfigFileErrorsSurfaceThroughAclInit) {

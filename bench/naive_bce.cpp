@@ -1,6 +1,6 @@
 #include "naive_bce.h"
 
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
 
 namespace nnplug::bench {

@@ -1,6 +1,6 @@
 #include "bce_kernel.h"
 
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
 
 #include <algorithm>

@@ -16,7 +16,7 @@
 #endif
 
 #include <hwy/highway.h>
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 
 #include <cstdint>
 #include <limits>

@@ -1,6 +1,6 @@
 #include "bce_kernels.h"
 
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
 
 #include <algorithm>

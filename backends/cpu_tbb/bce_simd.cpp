@@ -6,7 +6,7 @@
 
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 
 #include <cstdint>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 
 #include <cmath>
 #include <random>

@@ -3,7 +3,7 @@
 // values included), on each Highway target the CPU supports.
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
-#include <nnplug/bce_math.h>
+#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
 
 #include <cmath>

@@ -1,0 +1,50 @@
+/*
+ * The ops of the plugin ABI, the operand slot of each of their tensors in
+ * nnplug_op_desc.operands, and the attribute keys. Part of the ABI (included by
+ * nnplug/plugin.h): values are appended, never renumbered or reused.
+ *
+ * Slots follow the order of the aclnn entry point's tensor arguments.
+ */
+#ifndef NNPLUG_OP_SLOTS_H
+#define NNPLUG_OP_SLOTS_H
+
+typedef enum nnplug_op_kind {
+    NNPLUG_OP_BCE_FORWARD = 0, /* aclnnBinaryCrossEntropy */
+    NNPLUG_OP_BCE_BACKWARD = 1 /* aclnnBinaryCrossEntropyBackward */
+} nnplug_op_kind;
+
+/* aclnnBinaryCrossEntropy(self, target, weight, reduction, out) */
+enum nnplug_bce_slot {
+    NNPLUG_BCE_SELF = 0,
+    NNPLUG_BCE_TARGET = 1,
+    NNPLUG_BCE_WEIGHT = 2, /* optional: absent means 1 */
+    NNPLUG_BCE_OUT = 3,    /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_BCE_OPERANDS = 4
+};
+
+/* aclnnBinaryCrossEntropyBackward(gradOutput, self, target, weightOptional, reduction, out) */
+enum nnplug_bce_backward_slot {
+    NNPLUG_BCE_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_BCE_BACKWARD_SELF = 1,
+    NNPLUG_BCE_BACKWARD_TARGET = 2,
+    NNPLUG_BCE_BACKWARD_WEIGHT = 3, /* optional: absent means 1 */
+    NNPLUG_BCE_BACKWARD_OUT = 4,
+    NNPLUG_BCE_BACKWARD_OPERANDS = 5
+};
+
+typedef enum nnplug_reduction {
+    NNPLUG_REDUCTION_NONE = 0,
+    NNPLUG_REDUCTION_MEAN = 1,
+    NNPLUG_REDUCTION_SUM = 2
+} nnplug_reduction;
+
+/* Attribute keys. The runtime derives SCALE and REDUCE_COUNT once, so no backend
+ * re-derives an op's semantics. */
+typedef enum nnplug_attr_key {
+    NNPLUG_ATTR_REDUCTION = 1,    /* i64, nnplug_reduction */
+    NNPLUG_ATTR_SCALE = 2,        /* f64: the factor the op's result is multiplied by, 1/N
+                                     for mean and 1 otherwise; float32 kernels use (float)scale */
+    NNPLUG_ATTR_REDUCE_COUNT = 3  /* i64: N, the element count the mean divides by */
+} nnplug_attr_key;
+
+#endif /* NNPLUG_OP_SLOTS_H */

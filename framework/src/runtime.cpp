@@ -1,71 +1,193 @@
 #include "runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
 #include "logging.h"
 
 namespace nnplug {
+namespace {
 
-Runtime::Runtime(RuntimeConfig config, PluginLibrary library, void* context, void* default_stream)
-    : config_(std::move(config)), library_(std::move(library)), context_(context),
-      default_stream_(default_stream) {}
+// aclrtSetDevice is per host thread, as in CANN. The generation ties a thread's choice
+// to one runtime, so a device set before an aclFinalize does not outlive it.
+struct ThreadDevice {
+    uint64_t generation = 0;
+    int32_t device = 0;
+};
+thread_local ThreadDevice thread_device;
+std::atomic<uint64_t> runtime_generations{0};
 
-Runtime::~Runtime() {
-    const auto& table = plugin();
-    for (void* stream : streams_) table.device.stream_destroy(context_, stream);
-    table.device.stream_destroy(context_, default_stream_);
-    for (aclOpExecutor* executor : live_executors_) delete executor;
-    for (aclOpExecutor* executor : consumed_executors_) delete executor;
-    for (void* pointer : host_allocations_) std::free(pointer);
-    table.destroy(context_);
+}  // namespace
+
+aclError acl_error_from(nnplug_status status) {
+    switch (status) {
+    case NNPLUG_OK: return ACL_SUCCESS;
+    case NNPLUG_ERR_INVALID_ARGUMENT: return ACL_ERROR_INVALID_PARAM;
+    case NNPLUG_ERR_UNSUPPORTED: return ACL_ERROR_FAILURE;
+    case NNPLUG_ERR_OUT_OF_MEMORY: return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    case NNPLUG_ERR_BAD_HANDLE: return ACL_ERROR_INVALID_PARAM;  // the runtime checks streams itself
+    case NNPLUG_ERR_KERNEL: return ACL_ERROR_RT_FAILURE;
+    default: return ACL_ERROR_INTERNAL_ERROR;
+    }
 }
 
-void Runtime::fail_from_backend(const char* api) {
-    const char* reason = plugin().last_error(context_);
+aclnnStatus aclnn_status_from(nnplug_status status) {
+    switch (status) {
+    case NNPLUG_OK: return ACLNN_SUCCESS;
+    case NNPLUG_ERR_INVALID_ARGUMENT:
+    case NNPLUG_ERR_UNSUPPORTED: return ACLNN_ERR_PARAM_INVALID;
+    case NNPLUG_ERR_INTERNAL: return ACLNN_ERR_INNER;
+    default: return ACLNN_ERR_RUNTIME_ERROR;
+    }
+}
+
+Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices)
+    : config_(std::move(config)), library_(std::move(library)), devices_(std::move(devices)),
+      generation_(++runtime_generations), allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
+
+Runtime::~Runtime() {
+    const auto& device = device_table();
+    for (auto& [stream, owner] : streams_) device.stream_destroy(context(owner), stream);
+    for (const DeviceContext& each : devices_) device.stream_destroy(each.context, each.default_stream);
+    for (auto* executors : {&live_executors_, &running_executors_}) {
+        for (aclOpExecutor* executor : *executors) {
+            release_plan(*executor);
+            delete executor;
+        }
+    }
+    for (aclOpExecutor* executor : consumed_executors_) delete executor;
+    for (void* pointer : host_allocations_) std::free(pointer);
+    for (const DeviceContext& each : devices_) plugin().destroy(each.context);
+}
+
+int32_t Runtime::current_device() const {
+    return thread_device.generation == generation_ ? thread_device.device : 0;
+}
+
+aclError Runtime::check_device_id(const char* api, int32_t device) const {
+    if (device < 0 || static_cast<uint32_t>(device) >= device_count()) {
+        set_last_error("{}: device {} does not exist; backend '{}' drives {} device(s)", api, device,
+                       plugin().name, device_count());
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    return ACL_SUCCESS;
+}
+
+void Runtime::set_current_device(int32_t device) { thread_device = {generation_, device}; }
+
+aclError Runtime::fail_from_backend(const char* api, nnplug_status status) {
+    const char* reason = plugin().last_error(context());
     set_last_error("{}: {}", api, reason && *reason ? reason : "the backend failed without a message");
+    return acl_error_from(status);
 }
 
 void* Runtime::resolve_stream(const char* api, aclrtStream stream) {
-    if (stream == nullptr) return default_stream_;
+    const int32_t current = current_device();
+    if (stream == nullptr) return devices_[static_cast<size_t>(current)].default_stream;
     std::lock_guard lock(streams_mutex_);
-    if (streams_.count(stream) == 0) {
+    const auto found = streams_.find(stream);
+    if (found == streams_.end()) {
         set_last_error("{}: stream {} was not created by aclrtCreateStream or is destroyed", api, stream);
+        return nullptr;
+    }
+    if (found->second != current) {
+        set_last_error("{}: stream {} belongs to device {}, but device {} is current (aclrtSetDevice)", api,
+                       stream, found->second, current);
         return nullptr;
     }
     return stream;
 }
 
 aclError Runtime::create_stream(aclrtStream* stream) {
+    const int32_t device = current_device();
     void* created = nullptr;
-    const nnplug_status status = plugin().device.stream_create(context_, &created);
-    if (status != NNPLUG_OK) {
-        fail_from_backend("aclrtCreateStream");
-        return acl_error_from(status);
-    }
+    const nnplug_status status = device_table().stream_create(context(device), &created);
+    if (status != NNPLUG_OK) return fail_from_backend("aclrtCreateStream", status);
     std::lock_guard lock(streams_mutex_);
-    streams_.insert(created);
+    streams_.emplace(created, device);
     *stream = created;
     return ACL_SUCCESS;
 }
 
 aclError Runtime::destroy_stream(aclrtStream stream) {
+    int32_t device = 0;
     {
         std::lock_guard lock(streams_mutex_);
-        if (stream == nullptr || streams_.erase(stream) == 0) {
+        const auto found = stream == nullptr ? streams_.end() : streams_.find(stream);
+        if (found == streams_.end()) {
             set_last_error("aclrtDestroyStream: stream {} was not created by aclrtCreateStream or is "
                            "already destroyed",
                            stream);
             return ACL_ERROR_INVALID_RESOURCE_HANDLE;
         }
+        device = found->second;
+        streams_.erase(found);
     }
-    const nnplug_status status = plugin().device.stream_destroy(context_, stream);
-    if (status != NNPLUG_OK) {
-        fail_from_backend("aclrtDestroyStream");
-        return acl_error_from(status);
+    const nnplug_status status = device_table().stream_destroy(context(device), stream);
+    if (status != NNPLUG_OK) return fail_from_backend("aclrtDestroyStream", status);
+    return ACL_SUCCESS;
+}
+
+aclError Runtime::synchronize_device(const char* api, int32_t device) {
+    std::vector<void*> streams = {devices_[static_cast<size_t>(device)].default_stream};
+    {
+        std::lock_guard lock(streams_mutex_);
+        for (const auto& [stream, owner] : streams_)
+            if (owner == device) streams.push_back(stream);
+    }
+    for (void* stream : streams) {
+        const nnplug_status status = device_table().stream_synchronize(context(device), stream);
+        if (status != NNPLUG_OK) return fail_from_backend(api, status);
     }
     return ACL_SUCCESS;
+}
+
+aclError Runtime::malloc_device(void** pointer, size_t bytes) {
+    const int32_t device = current_device();
+    const nnplug_status status = device_table().malloc(context(device), bytes, pointer);
+    if (status != NNPLUG_OK) return fail_from_backend("aclrtMalloc", status);
+    if (!allocations_.empty()) {
+        std::lock_guard lock(memory_mutex_);
+        allocations_[static_cast<size_t>(device)][reinterpret_cast<uintptr_t>(*pointer)] = bytes;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError Runtime::free_device(void* pointer) {
+    if (!check_on_current_device("aclrtFree", "devPtr", pointer)) return ACL_ERROR_INVALID_PARAM;
+    const int32_t device = current_device();
+    const nnplug_status status = device_table().free(context(device), pointer);
+    if (status != NNPLUG_OK) return fail_from_backend("aclrtFree", status);
+    if (!allocations_.empty()) {
+        std::lock_guard lock(memory_mutex_);
+        allocations_[static_cast<size_t>(device)].erase(reinterpret_cast<uintptr_t>(pointer));
+    }
+    return ACL_SUCCESS;
+}
+
+int32_t Runtime::owner_of(const void* pointer) const {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    std::lock_guard lock(memory_mutex_);
+    for (size_t device = 0; device < allocations_.size(); ++device) {
+        const auto& blocks = allocations_[device];
+        auto after = blocks.upper_bound(address);
+        if (after == blocks.begin()) continue;
+        const auto& [start, bytes] = *std::prev(after);
+        if (address < start + bytes) return static_cast<int32_t>(device);
+    }
+    return -1;
+}
+
+bool Runtime::check_on_current_device(const char* api, const char* what, const void* pointer) const {
+    if (allocations_.empty() || pointer == nullptr) return true;
+    const int32_t owner = owner_of(pointer);
+    const int32_t current = current_device();
+    if (owner < 0 || owner == current) return true;
+    set_last_error("{}: {} {} is memory of device {}, but device {} is current (aclrtSetDevice)", api, what, pointer,
+                   owner, current);
+    return false;
 }
 
 aclError Runtime::malloc_host(void** pointer, size_t bytes) {
@@ -107,7 +229,7 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
     }
     std::lock_guard lock(executors_mutex_);
     if (live_executors_.count(executor) == 0) {
-        if (consumed_executors_.count(executor) != 0)
+        if (consumed_executors_.count(executor) != 0 || running_executors_.count(executor) != 0)
             set_last_error("{}: executor {} was consumed by its one run; make it repeatable with "
                            "aclSetAclOpExecutorRepeatable to run it again",
                            api, static_cast<void*>(executor));
@@ -121,12 +243,37 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
                        executor->api, api);
         return ACLNN_ERR_PARAM_INVALID;
     }
+    if (executor->device != current_device()) {
+        set_last_error("{}: executor was made on device {}, but device {} is current (aclrtSetDevice)", api,
+                       executor->device, current_device());
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     return ACLNN_SUCCESS;
 }
 
-void Runtime::consume(aclOpExecutor* executor) {
+void Runtime::release_plan(aclOpExecutor& executor) {
+    if (executor.plan != nullptr && executor.op->release != nullptr)
+        executor.op->release(context(executor.device), executor.plan);
+    executor.plan = nullptr;
+}
+
+aclnnStatus Runtime::claim(const char* api, aclOpExecutor* executor) {
     std::lock_guard lock(executors_mutex_);
-    if (executor->repeatable || live_executors_.erase(executor) == 0) return;
+    if (executor->repeatable) return ACLNN_SUCCESS;
+    if (live_executors_.erase(executor) == 0) {
+        set_last_error("{}: executor {} was consumed by its one run; make it repeatable with "
+                       "aclSetAclOpExecutorRepeatable to run it again",
+                       api, static_cast<void*>(executor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    running_executors_.insert(executor);
+    return ACLNN_SUCCESS;
+}
+
+void Runtime::finish_run(aclOpExecutor* executor) {
+    std::lock_guard lock(executors_mutex_);
+    if (running_executors_.erase(executor) == 0) return;  // a repeatable one stays live
+    release_plan(*executor);
     consumed_executors_.insert(executor);
     consumed_order_.push_back(executor);
     if (consumed_order_.size() > kConsumedKept) {
@@ -149,6 +296,7 @@ aclnnStatus Runtime::destroy_executor(aclOpExecutor* executor) {
     }
     auto queued = std::find(consumed_order_.begin(), consumed_order_.end(), executor);
     if (queued != consumed_order_.end()) consumed_order_.erase(queued);
+    release_plan(*executor);
     delete executor;
     return ACLNN_SUCCESS;
 }
@@ -166,18 +314,6 @@ aclnnStatus Runtime::set_repeatable(aclOpExecutor* executor) {
     }
     executor->repeatable = true;
     return ACLNN_SUCCESS;
-}
-
-aclError acl_error_from(nnplug_status status) {
-    switch (status) {
-    case NNPLUG_OK: return ACL_SUCCESS;
-    case NNPLUG_ERR_INVALID_ARGUMENT: return ACL_ERROR_INVALID_PARAM;
-    case NNPLUG_ERR_UNSUPPORTED: return ACL_ERROR_FAILURE;
-    case NNPLUG_ERR_OUT_OF_MEMORY: return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    case NNPLUG_ERR_BAD_HANDLE: return ACL_ERROR_INVALID_RESOURCE_HANDLE;
-    case NNPLUG_ERR_KERNEL: return ACL_ERROR_RT_FAILURE;
-    default: return ACL_ERROR_INTERNAL_ERROR;
-    }
 }
 
 }  // namespace nnplug

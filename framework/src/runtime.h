@@ -1,25 +1,33 @@
-// The process-wide runtime between aclInit and aclFinalize: the loaded backend,
-// its context, streams, host allocations and live executors.
+// The process-wide runtime between aclInit and aclFinalize: the loaded backend, one
+// context per device it drives, streams, host allocations and live executors.
 #pragma once
 
 #include <acl/acl_base.h>
 #include <aclnn/acl_meta.h>
 #include <nnplug/plugin.h>
 
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "error_state.h"
 #include "plugin_library.h"
 #include "runtime_config.h"
 
+// A first phase's result: the checked descriptor and the backend's plan for it.
 struct aclOpExecutor {
     nnplug_op_desc desc{};
     const nnplug_op_i* op = nullptr;
+    void* plan = nullptr;           // the backend's; released once, at consumption or destruction
+    int32_t device = 0;             // the device current when it was made
     const char* api = "";           // the second-phase entry point that may run it
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
@@ -28,45 +36,86 @@ struct aclOpExecutor {
 
 namespace nnplug {
 
+// The aclError and aclnnStatus for a backend status: the one mapping of the runtime.
+aclError acl_error_from(nnplug_status status);
+aclnnStatus aclnn_status_from(nnplug_status status);
+
+// One device the backend drives: its context and default stream.
+struct DeviceContext {
+    void* context = nullptr;
+    void* default_stream = nullptr;
+};
+
 class Runtime {
 public:
-    Runtime(RuntimeConfig config, PluginLibrary library, void* context, void* default_stream);
+    Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices);
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
     const nnplug_plugin& plugin() const { return library_.table(); }
-    void* context() const { return context_; }
+    const nnplug_device_i& device_table() const { return *library_.table().device; }
     const RuntimeConfig& config() const { return config_; }
 
-    // "api: <the backend's last error>", set as this thread's message.
-    void fail_from_backend(const char* api);
+    // Devices: the count the backend reported, and the calling host thread's current one.
+    uint32_t device_count() const { return static_cast<uint32_t>(devices_.size()); }
+    int32_t current_device() const;
+    // ACL_ERROR_RT_INVALID_DEVICEID with a message for an id outside [0, count).
+    aclError check_device_id(const char* api, int32_t device) const;
+    void set_current_device(int32_t device);
+    // The backend context of the current device, or of `device`.
+    void* context() const { return devices_[static_cast<size_t>(current_device())].context; }
+    void* context(int32_t device) const { return devices_[static_cast<size_t>(device)].context; }
 
-    // The backend stream behind an aclrtStream (nullptr: the default stream);
-    // nullptr with a message for an unknown handle.
+    // "api: <the backend's last error>" as this thread's message; returns the status's aclError.
+    aclError fail_from_backend(const char* api, nnplug_status status);
+
+    // The backend stream behind an aclrtStream of the current device (nullptr: its default
+    // stream); nullptr with a message for an unknown handle or one of another device.
     void* resolve_stream(const char* api, aclrtStream stream);
     aclError create_stream(aclrtStream* stream);
     aclError destroy_stream(aclrtStream stream);
+    // Waits for every stream of device, default stream included.
+    aclError synchronize_device(const char* api, int32_t device);
+
+    // Device memory of the current device, with its owner recorded when several devices
+    // exist, so that a pointer of one device used while another is current is refused.
+    aclError malloc_device(void** pointer, size_t bytes);
+    aclError free_device(void* pointer);
+    // False (with "api: <what> <pointer> is memory of device d, but device c is current")
+    // for a pointer allocated on a device other than the current one.
+    bool check_on_current_device(const char* api, const char* what, const void* pointer) const;
 
     aclError malloc_host(void** pointer, size_t bytes);
     aclError free_host(void* pointer);
 
     // Executors: registered at the first phase, consumed or destroyed later.
     aclOpExecutor* register_executor(std::unique_ptr<aclOpExecutor> executor);
-    // Checks that executor is live and may run under api; nullptr status means go.
+    // Checks that executor is live, belongs to the current device and may run under api.
     aclnnStatus check_runnable(const char* api, aclOpExecutor* executor);
-    void consume(aclOpExecutor* executor);
+    // Takes a checked executor for one run: a non-repeatable one stops being live here,
+    // so that no second run of it can start; finish_run then consumes it.
+    aclnnStatus claim(const char* api, aclOpExecutor* executor);
+    void finish_run(aclOpExecutor* executor);
     aclnnStatus destroy_executor(aclOpExecutor* executor);
     aclnnStatus set_repeatable(aclOpExecutor* executor);
 
 private:
+    void release_plan(aclOpExecutor& executor);
+    // The device whose memory holds pointer, or -1 (only tracked with several devices).
+    int32_t owner_of(const void* pointer) const;
+
     RuntimeConfig config_;
     PluginLibrary library_;
-    void* context_;
-    void* default_stream_;
+    std::vector<DeviceContext> devices_;
+    uint64_t generation_;  // tells this runtime's thread-local current device from a past one's
 
     std::mutex streams_mutex_;
-    std::unordered_set<void*> streams_;
+    std::unordered_map<void*, int32_t> streams_;  // created stream -> its device
+
+    mutable std::mutex memory_mutex_;
+    std::vector<std::map<uintptr_t, size_t>> allocations_;  // per device, when there are several
+
     std::mutex host_mutex_;
     std::unordered_set<void*> host_allocations_;
 
@@ -75,6 +124,7 @@ private:
     static constexpr size_t kConsumedKept = 256;
     std::mutex executors_mutex_;
     std::unordered_set<aclOpExecutor*> live_executors_;
+    std::unordered_set<aclOpExecutor*> running_executors_;  // claimed, not yet finished
     std::unordered_set<aclOpExecutor*> consumed_executors_;
     std::deque<aclOpExecutor*> consumed_order_;
 };
@@ -92,7 +142,18 @@ private:
     Runtime* runtime_ = nullptr;
 };
 
-// The aclError for a backend status.
-aclError acl_error_from(nnplug_status status);
+// Returns call()'s status; an exception becomes a status with a message, never crossing the C API.
+template <typename Call>
+aclError guarded(const char* api, Call&& call) noexcept {
+    try {
+        return call();
+    } catch (const std::bad_alloc&) {
+        set_last_error("{}: out of host memory", api);
+        return ACL_ERROR_BAD_ALLOC;
+    } catch (const std::exception& exception) {
+        set_last_error("{}: internal error: {}", api, exception.what());
+        return ACL_ERROR_INTERNAL_ERROR;
+    }
+}
 
 }  // namespace nnplug

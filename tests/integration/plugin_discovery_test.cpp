@@ -46,11 +46,25 @@ TEST(PluginDiscovery, LibraryWithoutEntrySymbolIsRefused) {
     EXPECT_NE(message().find("does not export 'nnplug_plugin_entry'"), std::string::npos) << message();
 }
 
-TEST(PluginDiscovery, OtherAbiVersionIsRefusedNotCalled) {
+TEST(PluginDiscovery, AVersionOnePluginIsRefusedInOneLineNamingTheFileAndBothVersions) {
     ScopedEnvironment path("NNPLUG_PLUGIN_PATH", NNPLUG_FAKE_PLUGIN_DIR);
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backend: oldabi\n"), ACL_ERROR_FAILURE);
-    EXPECT_NE(message().find("was built for plugin ABI version 42"), std::string::npos) << message();
+    const std::string file = std::string(NNPLUG_FAKE_PLUGIN_DIR) + "/libnnplug_oldabi.so";
+    EXPECT_NE(message().find("'" + file + "' was built for plugin ABI version 1, this runtime speaks version 2"),
+              std::string::npos)
+        << message();
+    EXPECT_EQ(message().find('\n'), std::string::npos) << message();
+}
+
+TEST(PluginDiscovery, APluginListingAnOpTwiceIsRefused) {
+    ScopedEnvironment path("NNPLUG_PLUGIN_PATH", NNPLUG_FAKE_PLUGIN_DIR);
+    TempFolder folder;
+    ASSERT_EQ(init_with(folder, "backend: twice\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("libnnplug_twice.so': its plugin table lists op 1 "
+                             "(aclnnBinaryCrossEntropyBackward (again)) twice"),
+              std::string::npos)
+        << message();
 }
 
 TEST(PluginDiscovery, BackendEnvironmentVariableOverridesTheConfig) {

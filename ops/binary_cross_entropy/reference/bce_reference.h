@@ -1,5 +1,5 @@
 // The float64 scalar reference of both ops, for tests and the conformance kit:
-// the same formulas as SPEC.md, evaluated in double with the same clamps.
+// the formulas of docs/ops/binary_cross_entropy.md, evaluated in double with the same clamps.
 #pragma once
 
 #include <cmath>

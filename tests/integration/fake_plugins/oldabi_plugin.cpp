@@ -1,8 +1,19 @@
-// A plugin built for an ABI version this runtime does not speak.
-#include <nnplug/plugin.h>
+// A plugin built for ABI version 1: its table starts with the version and size, as
+// every version's does, and the rest is version 1's layout, which this runtime must
+// never read.
+#include <cstddef>
+#include <cstdint>
+
+#define NNPLUG_EXPORT __attribute__((visibility("default")))
 
 namespace {
-const nnplug_plugin kOld = {NNPLUG_PLUGIN_ABI_VERSION + 41, 24, "oldabi", "from another era"};
-}
+struct VersionOneTable {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char* name;
+    const char* description;
+};
+const VersionOneTable kVersionOne = {1, 168, "oldabi", "built for ABI version 1"};
+}  // namespace
 
-extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) { return &kOld; }
+extern "C" NNPLUG_EXPORT const void* nnplug_plugin_entry(void) { return &kVersionOne; }

@@ -1,4 +1,4 @@
-#include "backend_registry.h"
+#include "plugin_locator.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

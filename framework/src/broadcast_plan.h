@@ -36,7 +36,4 @@ private:
     std::vector<Operand> operands_;
 };
 
-// The nnplug_tensor fields other than strides: dtype, data, offset, storage bytes.
-void describe_operand(const aclTensor* tensor, nnplug_tensor& out);
-
 }  // namespace nnplug

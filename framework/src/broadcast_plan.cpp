@@ -56,16 +56,4 @@ void BroadcastPlan::finish(nnplug_op_desc& desc) {
         for (size_t k = 0; k < dims.size(); ++k) operands_[o].target->strides[k] = strides[o][k];
 }
 
-void describe_operand(const aclTensor* tensor, nnplug_tensor& out) {
-    out = nnplug_tensor{};
-    if (tensor == nullptr) return;
-    out.present = 1;
-    out.dtype = tensor->dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
-                : tensor->dtype == ACL_BF16  ? NNPLUG_DTYPE_BF16
-                                             : NNPLUG_DTYPE_F32;
-    out.offset = tensor->offset;
-    out.data = tensor->data;
-    out.storage_bytes = tensor->storage_elements * static_cast<int64_t>(aclDataTypeSize(tensor->dtype));
-}
-
 }  // namespace nnplug

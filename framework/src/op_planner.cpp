@@ -1,0 +1,297 @@
+#include "op_planner.h"
+
+#include <optional>
+#include <string>
+
+#include "broadcast_plan.h"
+#include "error_state.h"
+#include "tensor.h"
+
+namespace nnplug {
+
+int OpSchema::self_slot() const {
+    for (size_t i = 0; i < operands.size(); ++i)
+        if (operands[i].shape == ShapeRule::kIteration) return static_cast<int>(i);
+    return 0;
+}
+
+int OpSchema::attr_index(nnplug_attr_key key) const {
+    for (size_t i = 0; i < attrs.size(); ++i)
+        if (attrs[i].key == key) return static_cast<int>(i);
+    return -1;
+}
+
+namespace {
+
+std::optional<nnplug_dtype> computable_dtype(aclDataType dtype) {
+    switch (dtype) {
+    case ACL_FLOAT: return NNPLUG_DTYPE_F32;
+    case ACL_FLOAT16: return NNPLUG_DTYPE_F16;
+    case ACL_BF16: return NNPLUG_DTYPE_BF16;
+    default: return std::nullopt;
+    }
+}
+
+// PyTorch's promotion for the floating types: equal types stay, anything else is float32.
+aclDataType promote(aclDataType a, aclDataType b) { return a == b ? a : ACL_FLOAT; }
+
+bool is_floating(aclDataType dtype) {
+    return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16 || dtype == ACL_DOUBLE;
+}
+
+// One call being planned: the schema, the arguments, and what the checks derive.
+class Planner {
+public:
+    Planner(const OpSchema& schema, const OpCall& call, const DeviceTraits& device)
+        : schema_(schema), call_(call), device_(device), self_(call.tensors[schema.self_slot()]) {}
+
+    aclnnStatus run(nnplug_op_desc& desc, bool& empty_self);
+
+private:
+    const aclTensor* tensor(size_t slot) const { return call_.tensors[slot]; }
+    const char* name(size_t slot) const { return schema_.operands[slot].name; }
+    size_t count() const { return schema_.operands.size(); }
+    bool reduces() const {
+        const int index = schema_.attr_index(NNPLUG_ATTR_REDUCTION);
+        return index >= 0 && call_.attrs[index] != NNPLUG_REDUCTION_NONE;
+    }
+    bool is_reduced(size_t slot) const {
+        return schema_.operands[slot].shape == ShapeRule::kIterationOrReduced && reduces();
+    }
+
+    aclnnStatus check(Check which);
+    aclnnStatus check_null();
+    aclnnStatus check_rank();
+    aclnnStatus check_dtype();
+    aclnnStatus check_format();
+    aclnnStatus check_shape();
+    aclnnStatus check_attrs();
+    aclnnStatus check_promotion();
+    aclnnStatus check_data();
+    void describe(nnplug_op_desc& desc) const;
+
+    const OpSchema& schema_;
+    const OpCall& call_;
+    const DeviceTraits& device_;
+    const aclTensor* self_;
+};
+
+aclnnStatus Planner::check_null() {
+    for (size_t i = 0; i < count(); ++i) {
+        if (tensor(i) == nullptr && !schema_.operands[i].optional) {
+            set_last_error("{}: {} is null", schema_.api, name(i));
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_rank() {
+    for (size_t i = 0; i < count(); ++i) {
+        if (tensor(i) != nullptr && tensor(i)->view_dims.size() > NNPLUG_MAX_DIMS) {
+            set_last_error("{}: {} has {} dimensions; at most {} are supported", schema_.api, name(i),
+                           tensor(i)->view_dims.size(), NNPLUG_MAX_DIMS);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_dtype() {
+    for (size_t i = 0; i < count(); ++i) {
+        if (tensor(i) == nullptr) continue;
+        const auto dtype = computable_dtype(tensor(i)->dtype);
+        if (!dtype) {
+            set_last_error("{}: {} has dtype {}; expected float32, float16 or bfloat16", schema_.api, name(i),
+                           dtype_name(tensor(i)->dtype));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if ((device_.dtype_mask & NNPLUG_DTYPE_BIT(*dtype)) == 0) {
+            set_last_error("{}: {} has dtype {}, which SoC {} does not support", schema_.api, name(i),
+                           dtype_name(tensor(i)->dtype), device_.soc_name);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_format() {
+    for (size_t i = 0; i < count(); ++i) {
+        if (!schema_.operands[i].same_format || tensor(i) == nullptr || tensor(i) == self_) continue;
+        if (tensor(i)->format != self_->format) {
+            set_last_error("{}: {} has format {} but self has format {}", schema_.api, name(i),
+                           format_name(tensor(i)->format), format_name(self_->format));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+// Outputs first, then inputs that must equal self, then the broadcasting ones, each
+// in slot order. An empty self skips the shape rules.
+aclnnStatus Planner::check_shape() {
+    if (self_->is_empty()) return ACLNN_SUCCESS;
+    const auto& self_shape = self_->view_dims;
+    for (size_t i = 0; i < count(); ++i) {
+        const OperandSpec& spec = schema_.operands[i];
+        if (!spec.output || tensor(i) == nullptr) continue;
+        const auto& shape = tensor(i)->view_dims;
+        if (is_reduced(i)) {
+            if (shape.empty() || (shape.size() == 1 && shape[0] == 1)) continue;
+            set_last_error("{}: {} shape {} must be [] or [1] for a reduced loss", schema_.api, spec.name,
+                           shape_string(shape));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (shape != self_shape) {
+            set_last_error("{}: {} shape {} must be self's shape {}", schema_.api, spec.name, shape_string(shape),
+                           shape_string(self_shape));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    for (size_t i = 0; i < count(); ++i) {
+        const OperandSpec& spec = schema_.operands[i];
+        if (spec.output || spec.shape != ShapeRule::kEqualsIteration || tensor(i) == nullptr) continue;
+        if (tensor(i)->view_dims != self_shape) {
+            set_last_error("{}: {} shape {} must equal self shape {}", schema_.api, spec.name,
+                           shape_string(tensor(i)->view_dims), shape_string(self_shape));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    for (size_t i = 0; i < count(); ++i) {
+        const OperandSpec& spec = schema_.operands[i];
+        if (spec.output || spec.shape != ShapeRule::kBroadcastsTo || tensor(i) == nullptr) continue;
+        if (!broadcasts_to(tensor(i)->view_dims, self_shape)) {
+            set_last_error("{}: {} shape {} cannot broadcast to self shape {}", schema_.api, spec.name,
+                           shape_string(tensor(i)->view_dims), shape_string(self_shape));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_attrs() {
+    for (size_t a = 0; a < schema_.attrs.size(); ++a) {
+        const AttrSpec& spec = schema_.attrs[a];
+        if (call_.attrs[a] < spec.min || call_.attrs[a] > spec.max) {
+            set_last_error("{}: {} {} is not {}", schema_.api, spec.name, call_.attrs[a], spec.range);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_promotion() {
+    aclDataType promoted = self_->dtype;
+    for (size_t i = 0; i < count(); ++i)
+        if (schema_.operands[i].promotes && tensor(i) != nullptr) promoted = promote(promoted, tensor(i)->dtype);
+    for (size_t i = 0; i < count(); ++i) {
+        if (!schema_.operands[i].output || tensor(i) == nullptr) continue;
+        if (!is_floating(promoted) || !is_floating(tensor(i)->dtype)) {
+            set_last_error("{}: the inputs promote to {}, which cannot be cast to {}'s {}", schema_.api,
+                           dtype_name(promoted), name(i), dtype_name(tensor(i)->dtype));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+// Data must exist for what will be read or written.
+aclnnStatus Planner::check_data() {
+    if (self_->is_empty()) return ACLNN_SUCCESS;
+    for (size_t i = 0; i < count(); ++i) {
+        if (tensor(i) != nullptr && tensor(i)->data == nullptr) {
+            set_last_error("{}: {} has no data (tensorData is null)", schema_.api, name(i));
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check(Check which) {
+    switch (which) {
+    case Check::kNull: return check_null();
+    case Check::kRank: return check_rank();
+    case Check::kDtype: return check_dtype();
+    case Check::kFormat: return check_format();
+    case Check::kShape: return check_shape();
+    case Check::kAttrs: return check_attrs();
+    case Check::kPromotion: return check_promotion();
+    }
+    return ACLNN_ERR_INNER;
+}
+
+nnplug_dtype abi_dtype(aclDataType dtype) {
+    return dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : dtype == ACL_BF16 ? NNPLUG_DTYPE_BF16 : NNPLUG_DTYPE_F32;
+}
+
+void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, int64_t value) {
+    nnplug_attr& attr = desc.attrs[desc.attr_count++];
+    attr.key = key;
+    attr.type = NNPLUG_ATTR_I64;
+    attr.value.i64 = value;
+}
+
+void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, double value) {
+    nnplug_attr& attr = desc.attrs[desc.attr_count++];
+    attr.key = key;
+    attr.type = NNPLUG_ATTR_F64;
+    attr.value.f64 = value;
+}
+
+void Planner::describe(nnplug_op_desc& desc) const {
+    desc = nnplug_op_desc{};
+    desc.struct_size = sizeof(nnplug_op_desc);
+    desc.op = schema_.kind;
+    desc.operand_count = static_cast<int32_t>(count());
+    for (size_t i = 0; i < count(); ++i) {
+        const aclTensor* source = tensor(i);
+        if (source == nullptr) continue;
+        nnplug_tensor& operand = desc.operands[i];
+        operand.flags = NNPLUG_OPERAND_PRESENT;
+        if (schema_.operands[i].output) operand.flags |= NNPLUG_OPERAND_OUTPUT;
+        if (is_reduced(i)) operand.flags |= NNPLUG_OPERAND_REDUCED;
+        operand.dtype = abi_dtype(source->dtype);
+        operand.offset = source->offset;
+        operand.data = source->data;
+        operand.storage_bytes = source->storage_elements * static_cast<int64_t>(aclDataTypeSize(source->dtype));
+    }
+    for (size_t a = 0; a < schema_.attrs.size(); ++a) add_attr(desc, schema_.attrs[a].key, call_.attrs[a]);
+    // Derived once here, so that no backend re-derives the op's semantics.
+    if (const int index = schema_.attr_index(NNPLUG_ATTR_REDUCTION); index >= 0) {
+        const int64_t n = self_->element_count();
+        const bool mean = call_.attrs[index] == NNPLUG_REDUCTION_MEAN && n > 0;
+        add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
+        add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
+    }
+}
+
+aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
+    // Every later check reads self, so the null check always comes first.
+    if (schema_.checks.empty() || schema_.checks.front() != Check::kNull) {
+        set_last_error("{}: internal error: the op's schema does not check for null tensors first", schema_.api);
+        return ACLNN_ERR_INNER;
+    }
+    for (const Check which : schema_.checks)
+        if (const aclnnStatus status = check(which)) return status;
+    if (schema_.extra_check != nullptr)
+        if (const aclnnStatus status = schema_.extra_check(schema_, call_)) return status;
+    if (const aclnnStatus status = check_data()) return status;
+
+    describe(desc);
+    empty_self = self_->is_empty();
+    if (empty_self) return ACLNN_SUCCESS;
+    BroadcastPlan plan(self_->view_dims);
+    for (size_t i = 0; i < count(); ++i)
+        if (tensor(i) != nullptr && !is_reduced(i)) plan.add(tensor(i), desc.operands[i]);
+    plan.finish(desc);
+    return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+aclnnStatus plan_op(const OpSchema& schema, const OpCall& call, const DeviceTraits& device, nnplug_op_desc& desc,
+                    bool& empty_self) {
+    return Planner(schema, call, device).run(desc, empty_self);
+}
+
+}  // namespace nnplug

@@ -1,0 +1,72 @@
+// What an op is, as data: its operands in ABI slot order with their rules, its
+// attributes with their ranges, and the order of its first-phase checks. One planner
+// (op_planner.h) applies any schema; an op folder declares one and wraps its aclnn
+// entry points around first_phase / second_phase (two_phase.h).
+#pragma once
+
+#include <aclnn/acl_meta.h>
+#include <nnplug/plugin.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace nnplug {
+
+// How an operand's shape relates to the iteration space, which `self` defines.
+enum class ShapeRule : uint8_t {
+    kIteration,          // defines the iteration space (self)
+    kEqualsIteration,    // must have self's shape exactly
+    kBroadcastsTo,       // broadcasts (NumPy, one-directional) to self's shape
+    kIterationOrReduced  // self's shape, or [] / [1] when the reduction attribute is not none
+};
+
+struct OperandSpec {
+    const char* name;   // the name every message uses, as the aclnn signature spells it
+    bool output;        // written by the op
+    bool optional;      // may be null (absent): the op's default applies
+    ShapeRule shape;
+    bool same_format;   // its format must equal self's
+    bool promotes;      // takes part in the inputs' dtype promotion
+};
+
+struct AttrSpec {
+    nnplug_attr_key key;
+    const char* name;   // as the aclnn signature spells it
+    int64_t min, max;   // the valid range
+    const char* range;  // the message's description of the range: "0 (none), 1 (mean) or 2 (sum)"
+};
+
+// The first-phase checks; each op lists them in the order its API documents.
+enum class Check : uint8_t {
+    kNull,       // required tensors, workspaceSize and executor not null
+    kRank,       // at most NNPLUG_MAX_DIMS dims
+    kDtype,      // float32/float16/bfloat16, and the device's dtype rule
+    kFormat,     // same_format operands agree with self
+    kShape,      // shape rules (skipped for an empty self)
+    kAttrs,      // attributes within range
+    kPromotion   // the inputs promote to a type castable to every output
+};
+
+// The arguments of one call, in schema order.
+struct OpCall {
+    const aclTensor* const* tensors;  // one per OperandSpec
+    const int64_t* attrs;             // one per AttrSpec
+};
+
+struct OpSchema {
+    nnplug_op_kind kind;
+    const char* api;  // "aclnnBinaryCrossEntropy": messages, executor matching
+    std::vector<OperandSpec> operands;
+    std::vector<AttrSpec> attrs;
+    std::vector<Check> checks;
+    // (optional) a rule the tables cannot say, run after the listed checks; returns a
+    // status and leaves the message, like any check.
+    aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;
+
+    int self_slot() const;                 // the kIteration operand
+    int attr_index(nnplug_attr_key) const; // -1 when the op has no such attribute
+};
+
+}  // namespace nnplug

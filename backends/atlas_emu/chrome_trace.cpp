@@ -1,12 +1,16 @@
 #include "chrome_trace.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <set>
 
-#include "bce_kernel.h"
-
 namespace nnplug::emu {
+
+double host_microseconds() {
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
 
 std::string json_escape(const std::string& s) {
     std::string escaped;
@@ -28,7 +32,8 @@ std::string json_escape(const std::string& s) {
 ChromeTrace::ChromeTrace(std::string path, std::string device_name)
     : path_(std::move(path)), device_name_(std::move(device_name)), origin_us_(host_microseconds()) {}
 
-void ChromeTrace::add(int track, const std::string& name, double begin_us, double end_us, const std::string& args) {
+void ChromeTrace::add(int track, const std::string& name, double begin_us, double end_us,
+                      const std::string& args) {
     std::lock_guard lock(mutex_);
     if (events_.size() >= kMaxEvents) {
         ++dropped_;
@@ -64,16 +69,16 @@ bool ChromeTrace::write(std::string& error) {
     for (const int track : tracks) {
         const std::string name = track >= kCoreTrackBase ? "core " + std::to_string(track - kCoreTrackBase)
                                                          : "stream " + std::to_string(track);
-        file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track << ",\"name\":\"thread_name\",\"args\":{\"name\":\""
-             << name << "\"}}";
+        file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track
+             << ",\"name\":\"thread_name\",\"args\":{\"name\":\"" << name << "\"}}";
         // Streams sort above cores.
         file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track
              << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << track << "}}";
     }
     char number[64];
     for (const auto& event : events_) {
-        file << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << event.track << ",\"name\":\"" << json_escape(event.name)
-             << "\"";
+        file << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << event.track << ",\"name\":\""
+             << json_escape(event.name) << "\"";
         std::snprintf(number, sizeof number, ",\"ts\":%.3f,\"dur\":%.3f", event.begin_us, event.duration_us);
         file << number;
         if (!event.args.empty()) file << ",\"args\":" << event.args;

@@ -15,8 +15,10 @@ public:
     ChromeTrace(std::string path, std::string device_name);
 
     // Times are host microseconds (host_microseconds()); args is a JSON object or empty.
-    void stream_event(int stream, const std::string& name, double begin_us, double end_us, const std::string& args);
-    void core_event(int core, const std::string& name, double begin_us, double end_us, const std::string& args);
+    void stream_event(int stream, const std::string& name, double begin_us, double end_us,
+                      const std::string& args);
+    void core_event(int core, const std::string& name, double begin_us, double end_us,
+                    const std::string& args);
 
     // Rewrites the file if events arrived since the last write; false with a reason on failure.
     bool write(std::string& error);
@@ -47,5 +49,8 @@ private:
 
 // s with the characters JSON strings cannot hold escaped.
 std::string json_escape(const std::string& s);
+
+// Microseconds on the host clock the trace uses.
+double host_microseconds();
 
 }  // namespace nnplug::emu

@@ -2,11 +2,12 @@
 
 #include <sys/mman.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
+#include <vector>
 
 namespace nnplug::emu {
 namespace {
@@ -16,22 +17,57 @@ size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * 
 // Freed blocks this large give their pages back to the host.
 constexpr size_t kReturnPagesFrom = 1 << 20;
 constexpr size_t kPage = 4096;
+// The accessible prefix grows in these steps, so most allocations make no system call.
+constexpr size_t kCommitStep = 2 << 20;
+
+// Every live arena of the process, so a pointer into another device's memory is named as such.
+struct ArenaRegistry {
+    std::mutex mutex;
+    std::vector<const DeviceArena*> arenas;
+};
+
+ArenaRegistry& registry() {
+    static ArenaRegistry instance;
+    return instance;
+}
 
 }  // namespace
 
-DeviceArena::DeviceArena(int64_t capacity) : capacity_(capacity) {
-    // Address space only: pages are backed when first touched.
-    void* region = mmap(nullptr, static_cast<size_t>(capacity), PROT_READ | PROT_WRITE,
+DeviceArena::DeviceArena(int64_t capacity, int device) : capacity_(capacity), device_(device) {
+    // Address space only, inaccessible until allocations reach it: no host memory and,
+    // even under strict overcommit, no commit charge for the capacity never used.
+    void* region = mmap(nullptr, static_cast<size_t>(capacity), PROT_NONE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED)
         throw std::runtime_error("cannot reserve " + std::to_string(capacity) +
                                  " bytes of address space for device memory (" + std::strerror(errno) +
                                  "); lower the memory_mib option");
     base_ = static_cast<std::byte*>(region);
-    free_.emplace(0, static_cast<size_t>(capacity));
+    try {
+        free_.emplace(0, static_cast<size_t>(capacity));
+        std::lock_guard lock(registry().mutex);
+        registry().arenas.push_back(this);
+    } catch (...) {
+        munmap(base_, static_cast<size_t>(capacity_));
+        throw;
+    }
 }
 
-DeviceArena::~DeviceArena() { munmap(base_, static_cast<size_t>(capacity_)); }
+DeviceArena::~DeviceArena() {
+    {
+        std::lock_guard lock(registry().mutex);
+        auto& arenas = registry().arenas;
+        arenas.erase(std::remove(arenas.begin(), arenas.end(), this), arenas.end());
+    }
+    munmap(base_, static_cast<size_t>(capacity_));
+}
+
+int DeviceArena::device_holding(const void* pointer) {
+    std::lock_guard lock(registry().mutex);
+    for (const DeviceArena* arena : registry().arenas)
+        if (arena->in_region(pointer)) return arena->device_;
+    return -1;
+}
 
 void* DeviceArena::allocate(size_t bytes, std::string& error) {
     const size_t footprint = round_up(round_up(bytes, 32) + 32, kAlignment);
@@ -49,6 +85,17 @@ void* DeviceArena::allocate(size_t bytes, std::string& error) {
         return nullptr;
     }
     const size_t offset = best->first;
+    if (offset + footprint > committed_) {
+        const size_t target =
+            std::min(round_up(offset + footprint, kCommitStep), static_cast<size_t>(capacity_));
+        if (mprotect(base_ + committed_, target - committed_, PROT_READ | PROT_WRITE) != 0) {
+            error = "cannot allocate " + std::to_string(bytes) +
+                    " bytes of device memory: the host refused " + std::to_string(target - committed_) +
+                    " more bytes (" + std::strerror(errno) + ")";
+            return nullptr;
+        }
+        committed_ = target;
+    }
     const size_t remaining = best->second - footprint;
     free_.erase(best);
     if (remaining > 0) free_.emplace(offset + footprint, remaining);

@@ -1,7 +1,7 @@
-// Device memory: one reserved host region of the SoC's capacity, handed out in
-// aligned blocks. It stays addressable from the host (the emulated cores are host
-// threads), but every pointer is checked against it, so host and device memory
-// are never confused silently.
+// Device memory: one reserved host region of the SoC's capacity per device, handed
+// out in aligned blocks. It stays addressable from the host (the emulated cores are
+// host threads), but every pointer is checked against it, so host and device memory
+// (and the memory of two devices) are never confused silently.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +19,9 @@ public:
     // caching allocators), which keeps every 32-byte copy rule of the kernels satisfied.
     static constexpr size_t kAlignment = 512;
 
-    // Reserves capacity bytes of address space; throws std::runtime_error if it cannot.
-    explicit DeviceArena(int64_t capacity);
+    // Reserves capacity bytes of address space for device `device`, committing none of
+    // it (8 devices of 64 GiB cost no host memory); throws std::runtime_error if it cannot.
+    DeviceArena(int64_t capacity, int device);
     ~DeviceArena();
     DeviceArena(const DeviceArena&) = delete;
     DeviceArena& operator=(const DeviceArena&) = delete;
@@ -36,12 +37,18 @@ public:
     bool in_live_block(const void* pointer, size_t bytes) const;
 
     int64_t capacity() const { return capacity_; }
+    int device() const { return device_; }
     int64_t bytes_in_use() const;
+
+    // The device whose arena (of any live DeviceArena in the process) holds pointer, or -1.
+    static int device_holding(const void* pointer);
 
 private:
     std::byte* base_ = nullptr;
     int64_t capacity_ = 0;
+    int device_ = 0;
     mutable std::mutex mutex_;
+    size_t committed_ = 0;  // the prefix of the region made accessible, in whole pages
     std::map<size_t, size_t> free_;  // offset -> size, coalesced
     struct Block {
         size_t size;       // the footprint taken from the arena

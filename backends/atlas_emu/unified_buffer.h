@@ -23,8 +23,8 @@ public:
     // Claims the kernel's whole layout; faults if the SoC's UB cannot hold it.
     bool reserve(int64_t bytes) {
         if (bytes > capacity_)
-            return fault("kernel used " + std::to_string(bytes) + " bytes of Unified Buffer, " + soc_name_ + " has " +
-                         std::to_string(capacity_));
+            return fault("kernel used " + std::to_string(bytes) + " bytes of Unified Buffer, " + soc_name_ +
+                         " has " + std::to_string(capacity_));
         reserved_ = bytes;
         return true;
     }

@@ -1,44 +1,33 @@
-// The vector kernels of the CPU backend, written with Highway and dispatched at run
-// time to the best instruction set of the CPU (AVX-512, AVX2, SSE4, ...).
+// The binary cross-entropy ops of the CPU backend: their operands and vector kernels
+// (the math, in bce_simd.cpp; everything else is the op-agnostic driver's).
 #pragma once
 
-#include <cstdint>
+#include "vector_run.h"
 
 namespace nnplug::cpu {
 
-// How a run reads an operand: not at all, one value for every element, or element by element.
-enum class Feed : int32_t { kAbsent, kSplat, kContiguous };
-
-// One inner run whose operands share a dtype: grad and weight may be absent, splat
-// or contiguous; self and target are contiguous; out is contiguous (unused by sums).
-struct UniformRun {
-    int32_t dtype = 0;  // nnplug_dtype of every operand
-    int64_t length = 0;
-    const void* grad = nullptr;
-    Feed grad_feed = Feed::kAbsent;
-    const void* self = nullptr;
-    const void* target = nullptr;
-    const void* weight = nullptr;
-    Feed weight_feed = Feed::kAbsent;
-    void* out = nullptr;
-    bool stream_out = false;  // non-temporal stores: out is larger than the caches
+// aclnnBinaryCrossEntropy: self, target, optional weight (also one value or broadcast
+// along rows); out is elementwise or reduced.
+inline constexpr OpOperands kBceForwardOperands = {
+    3,
+    {{{NNPLUG_BCE_SELF, kContiguousOnly}, {NNPLUG_BCE_TARGET, kContiguousOnly}, {NNPLUG_BCE_WEIGHT, kAnyAccess}}},
+    NNPLUG_BCE_OUT,
 };
 
-// out = the canonical float32 backward, bit for bit (scale is 1/N or 1).
-void backward_run(const UniformRun& run, float scale);
-// out = the elementwise forward loss.
-void forward_run(const UniformRun& run);
-// The forward loss of the run summed in double, in an order fixed by the run alone.
-double forward_run_sum(const UniformRun& run);
+// aclnnBinaryCrossEntropyBackward: gradOutput (one value after a reduction), self,
+// target, optional weight.
+inline constexpr OpOperands kBceBackwardOperands = {
+    4,
+    {{{NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, kSplatOrContiguous},
+      {NNPLUG_BCE_BACKWARD_SELF, kContiguousOnly},
+      {NNPLUG_BCE_BACKWARD_TARGET, kContiguousOnly},
+      {NNPLUG_BCE_BACKWARD_WEIGHT, kAnyAccess}}},
+    NNPLUG_BCE_BACKWARD_OUT,
+};
 
-// Contiguous conversions between a dtype and float32 (round to nearest even).
-void convert_to_f32(int32_t dtype, const void* source, float* into, int64_t count);
-void convert_from_f32(int32_t dtype, const float* source, void* into, int64_t count);
-
-// Orders stores made non-temporal before later loads of other threads.
-void finish_streaming();
-
-// The instruction set the dispatch picked, e.g. "AVX3_DL".
-const char* simd_target_name();
+// map: the forward loss (scale unused: a reduction divides in double); sum: its sum.
+const VectorKernels& bce_forward_kernels();
+// map: the canonical float32 backward, bit for bit, times scale.
+const VectorKernels& bce_backward_kernels();
 
 }  // namespace nnplug::cpu

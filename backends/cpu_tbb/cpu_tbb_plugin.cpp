@@ -1,34 +1,30 @@
 // cpu_tbb: the CPU backend. Device memory is host memory; streams run their work
 // at once on the calling thread, spread over a oneTBB arena.
 #include <nnplug/plugin.h>
+#include <nnplug/plugin_support.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
 
-#include <cstdio>
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-#include <vector>
 
-#include "bce_kernels.h"
+#include "bce_simd.h"
+#include "elementwise.h"
+#include "reduction.h"
 
 namespace nnplug::cpu {
 namespace {
-
-thread_local std::string recent_error;
-
-nnplug_status fail(nnplug_status status, std::string message) {
-    recent_error = std::move(message);
-    return status;
-}
 
 struct CpuContext {
     int threads = 1;
@@ -44,59 +40,56 @@ struct CpuContext {
 CpuContext& as_context(void* ctx) { return *static_cast<CpuContext*>(ctx); }
 
 constexpr int kMaxThreads = 4096;
+constexpr long long kMinGrain = 1024;
 
-constexpr nnplug_option_info kOptions[] = {
-    {"threads", "0", "worker threads; 0 uses every core"},
-    {"grain", "16384", "elements per parallel task (at least 1024)"},
-};
-
-bool parse_integer(const char* text, long long minimum, long long& value) {
-    char* end = nullptr;
-    errno = 0;
-    value = std::strtoll(text, &end, 10);
-    return errno == 0 && end != text && *end == '\0' && value >= minimum;
+nnplug_option_info option_info(const char* key, const char* default_value, const char* description) {
+    nnplug_option_info option{};
+    option.key = key;
+    option.default_value = default_value;
+    option.description = description;
+    return option;
 }
 
-nnplug_status create_context(const nnplug_option* options, size_t option_count, void** ctx, char* error,
-                             size_t error_len) {
+const nnplug_option_info kOptions[] = {
+    option_info("threads", "0", "worker threads; 0 uses every core"),
+    option_info("grain", "16384", "elements per parallel task (at least 1024)"),
+};
+
+nnplug_status create_context(const nnplug_option* options, size_t option_count, int32_t device, void** ctx) {
+    if (device != 0)
+        return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT,
+                         "cpu_tbb drives one device, 0; there is no device " + std::to_string(device));
     auto context = std::make_unique<CpuContext>();
     long long threads = 0;
     for (size_t i = 0; i < option_count; ++i) {
-        long long value = 0;
         const std::string key = options[i].key;
+        const char* text = options[i].value;
+        long long value = 0;
         if (key == "threads") {
-            if (!parse_integer(options[i].value, 0, value) || value > kMaxThreads) {
-                std::snprintf(error, error_len, "option threads = '%s' is not a whole number in [0, %d]",
-                              options[i].value, kMaxThreads);
-                return NNPLUG_ERR_INVALID_ARGUMENT;
-            }
+            if (!sdk::parse_integer(text, 0, kMaxThreads, value))
+                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "option threads = '" + std::string(text) +
+                                                                  "' is not a whole number in [0, " +
+                                                                  std::to_string(kMaxThreads) + "]");
             threads = value;
         } else if (key == "grain") {
-            if (!parse_integer(options[i].value, 1024, value)) {
-                std::snprintf(error, error_len, "option grain = '%s' is not a whole number >= 1024", options[i].value);
-                return NNPLUG_ERR_INVALID_ARGUMENT;
-            }
+            if (!sdk::parse_integer(text, kMinGrain, LLONG_MAX, value))
+                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT,
+                                 "option grain = '" + std::string(text) + "' is not a whole number >= 1024");
             context->grain = value;
         } else {
-            std::snprintf(error, error_len, "unknown option '%s'", key.c_str());
-            return NNPLUG_ERR_INVALID_ARGUMENT;
+            return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "unknown option '" + key + "'");
         }
     }
-    context->threads = threads > 0 ? static_cast<int>(threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    context->threads = threads > 0 ? static_cast<int>(threads)
+                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     context->arena = std::make_unique<tbb::task_arena>(context->threads);
     *ctx = context.release();
     return NNPLUG_OK;
 }
 
-// No exception crosses the plugin boundary.
-nnplug_status create(const nnplug_option* options, size_t option_count, void** ctx, char* error,
-                     size_t error_len) {
-    try {
-        return create_context(options, option_count, ctx, error, error_len);
-    } catch (const std::exception& exception) {
-        std::snprintf(error, error_len, "cannot create the CPU context: %s", exception.what());
-        return NNPLUG_ERR_OUT_OF_MEMORY;
-    }
+nnplug_status create(const nnplug_option* options, size_t option_count, int32_t device, void** ctx) {
+    return sdk::fenced("cannot create the CPU context",
+                       [&] { return create_context(options, option_count, device, ctx); });
 }
 
 void destroy(void* ctx) {
@@ -107,32 +100,43 @@ void destroy(void* ctx) {
 }
 
 const char* soc_name(void*) { return "CPU"; }
+
 uint32_t dtype_mask(void*) {
-    return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
+    return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
 }
-const char* last_error(void*) { return recent_error.c_str(); }
 
 nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
-    constexpr size_t kAlignment = 64;
-    void* allocated = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-    if (allocated == nullptr)
-        return fail(NNPLUG_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
-    auto& context = as_context(ctx);
-    std::lock_guard lock(context.memory_mutex);
-    context.allocations.emplace(allocated, bytes);
-    *pointer = allocated;
-    return NNPLUG_OK;
+    return sdk::fenced("cannot allocate device memory", [&] {
+        constexpr size_t kAlignment = 64;
+        void* allocated = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+        if (allocated == nullptr)
+            return sdk::fail(NNPLUG_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
+        try {
+            auto& context = as_context(ctx);
+            std::lock_guard lock(context.memory_mutex);
+            context.allocations.emplace(allocated, bytes);
+        } catch (...) {
+            std::free(allocated);
+            throw;
+        }
+        *pointer = allocated;
+        return NNPLUG_OK;
+    });
 }
 
 nnplug_status device_free(void* ctx, void* pointer) {
-    auto& context = as_context(ctx);
-    {
-        std::lock_guard lock(context.memory_mutex);
-        if (context.allocations.erase(pointer) == 0)
-            return fail(NNPLUG_ERR_BAD_HANDLE, "pointer was not allocated by aclrtMalloc or is already freed");
-    }
-    std::free(pointer);
-    return NNPLUG_OK;
+    return sdk::fenced("cannot free device memory", [&] {
+        auto& context = as_context(ctx);
+        {
+            std::lock_guard lock(context.memory_mutex);
+            if (context.allocations.erase(pointer) == 0)
+                return sdk::fail(NNPLUG_ERR_BAD_HANDLE,
+                                 "pointer was not allocated by aclrtMalloc or is already freed");
+        }
+        std::free(pointer);
+        return NNPLUG_OK;
+    });
 }
 
 nnplug_status device_memcpy(void*, void* dst, const void* src, size_t bytes, int32_t) {
@@ -146,24 +150,24 @@ nnplug_status device_memset(void*, void* pointer, int32_t value, size_t bytes) {
 }
 
 nnplug_status stream_create(void* ctx, void** stream) {
-    auto& context = as_context(ctx);
-    try {
+    return sdk::fenced("cannot create a stream", [&] {
+        auto& context = as_context(ctx);
         std::lock_guard lock(context.streams_mutex);
         auto handle = std::make_unique<char>();  // a distinct handle; work runs at enqueue time
         context.streams.insert(handle.get());
         *stream = handle.release();
         return NNPLUG_OK;
-    } catch (const std::exception& exception) {
-        return fail(NNPLUG_ERR_OUT_OF_MEMORY, std::string("cannot create a stream: ") + exception.what());
-    }
+    });
 }
 
 nnplug_status stream_destroy(void* ctx, void* stream) {
-    auto& context = as_context(ctx);
-    std::lock_guard lock(context.streams_mutex);
-    if (context.streams.erase(stream) == 0) return fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
-    delete static_cast<char*>(stream);
-    return NNPLUG_OK;
+    return sdk::fenced("cannot destroy a stream", [&] {
+        auto& context = as_context(ctx);
+        std::lock_guard lock(context.streams_mutex);
+        if (context.streams.erase(stream) == 0) return sdk::fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
+        delete static_cast<char*>(stream);
+        return NNPLUG_OK;
+    });
 }
 
 nnplug_status stream_synchronize(void*, void*) { return NNPLUG_OK; }
@@ -184,68 +188,90 @@ void parallel_ranges(CpuContext& context, int64_t count, int64_t grain, Body&& b
     });
 }
 
-nnplug_status bce_workspace(void*, const nnplug_op_desc* desc, uint64_t* bytes) {
-    *bytes = bce_workspace_bytes(*desc);
-    return NNPLUG_OK;
-}
-
-nnplug_status bce_backward_launch(void* ctx, const nnplug_op_desc* desc, void*, uint64_t, void*) {
-    parallel_ranges(as_context(ctx), desc->numel, as_context(ctx).grain,
-                    [&](int64_t begin, int64_t end) { bce_backward_range(*desc, begin, end); });
-    return NNPLUG_OK;
-}
-
-nnplug_status bce_forward_launch(void* ctx, const nnplug_op_desc* desc, void* workspace, uint64_t, void*) {
-    auto& context = as_context(ctx);
-    if (desc->reduction == NNPLUG_REDUCTION_NONE) {
-        parallel_ranges(context, desc->numel, context.grain,
-                        [&](int64_t begin, int64_t end) { bce_forward_range(*desc, begin, end); });
+nnplug_status launch_elementwise(CpuContext& context, const VectorKernels& kernels, const nnplug_op_desc& desc,
+                                 void* workspace, uint64_t workspace_size) {
+    if (!reduces(kernels, desc)) {
+        parallel_ranges(context, desc.numel, context.grain,
+                        [&](int64_t begin, int64_t end) { compute_range(kernels, desc, begin, end); });
         return NNPLUG_OK;
     }
-    const int64_t chunks = (desc->numel + kReduceChunk - 1) / kReduceChunk;
+    if (kernels.sum == nullptr) return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "cpu_tbb cannot reduce this op");
+    const int64_t chunks = reduce_chunks(desc);
+    const uint64_t needed = workspace_bytes(kernels, desc);
+    if (needed > 0 && (workspace == nullptr || workspace_size < needed))
+        return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "the workspace holds " + std::to_string(workspace_size) +
+                                                          " bytes, the call needs " + std::to_string(needed));
     double single = 0;
     double* partials = chunks > 1 ? static_cast<double*>(workspace) : &single;
     const int64_t chunks_per_task = std::max<int64_t>(1, context.grain / kReduceChunk);
     parallel_ranges(context, chunks, chunks_per_task, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) partials[c] = bce_forward_chunk_sum(*desc, c);
+        for (int64_t c = begin; c < end; ++c) partials[c] = sum_chunk(kernels, desc, c);
     });
-    bce_forward_finish(*desc, partials, chunks);
+    common::finish_reduction(desc, desc.operands[kernels.operands.out], partials, chunks);
     return NNPLUG_OK;
 }
 
-// Catches what a kernel might throw (bad_alloc in TBB), so nothing crosses the C boundary.
-template <nnplug_status (*Launch)(void*, const nnplug_op_desc*, void*, uint64_t, void*)>
-nnplug_status guarded_launch(void* ctx, const nnplug_op_desc* desc, void* workspace, uint64_t bytes,
-                             void* stream) {
-    try {
-        return Launch(ctx, desc, workspace, bytes, stream);
-    } catch (const std::exception& exception) {
-        return fail(NNPLUG_ERR_INTERNAL, std::string("kernel failed: ") + exception.what());
+// The entries of one op, whose vector kernels Kernels() gives.
+template <const VectorKernels& (*Kernels)()>
+struct OpEntries {
+    static nnplug_status prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_t* workspace) {
+        return sdk::fenced("cannot plan the call", [&] {
+            *plan = nullptr;  // nothing to keep: a launch recomputes its few decisions
+            *workspace = workspace_bytes(Kernels(), *desc);
+            return NNPLUG_OK;
+        });
     }
-}
-
-const nnplug_op_i kOps[] = {
-    {NNPLUG_OP_BCE_FORWARD, nullptr, bce_workspace, guarded_launch<bce_forward_launch>},
-    {NNPLUG_OP_BCE_BACKWARD, nullptr, bce_workspace, guarded_launch<bce_backward_launch>},
+    static nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void* workspace,
+                                uint64_t workspace_size, void*) {
+        return sdk::fenced("kernel failed", [&] {
+            return launch_elementwise(as_context(ctx), Kernels(), *desc, workspace, workspace_size);
+        });
+    }
+    static nnplug_op_i table(int32_t op, const char* name) {
+        auto entry = sdk::table<nnplug_op_i>();
+        entry.op = op;
+        entry.name = name;
+        entry.prepare = prepare;
+        entry.launch = launch;
+        return entry;
+    }
 };
 
-const nnplug_plugin kPlugin = {
-    NNPLUG_PLUGIN_ABI_VERSION,
-    sizeof(nnplug_plugin),
-    "cpu_tbb",
-    "CPU backend: oneTBB threads over host memory",
-    kOptions,
-    sizeof kOptions / sizeof kOptions[0],
-    create,
-    destroy,
-    soc_name,
-    dtype_mask,
-    last_error,
-    {NNPLUG_MEMORY_HOST, device_malloc, device_free, device_memcpy, nullptr, device_memset, stream_create,
-     stream_destroy, stream_synchronize},
-    kOps,
-    sizeof kOps / sizeof kOps[0],
-};
+const nnplug_op_i kBceForward = OpEntries<bce_forward_kernels>::table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy");
+const nnplug_op_i kBceBackward =
+    OpEntries<bce_backward_kernels>::table(NNPLUG_OP_BCE_BACKWARD, "aclnnBinaryCrossEntropyBackward");
+const nnplug_op_i* const kOps[] = {&kBceForward, &kBceBackward};
+
+const nnplug_device_i kDevice = [] {
+    auto device = sdk::table<nnplug_device_i>();
+    device.memory_kind = NNPLUG_MEMORY_HOST;
+    device.malloc = device_malloc;
+    device.free = device_free;
+    device.memcpy = device_memcpy;
+    device.memset = device_memset;
+    device.stream_create = stream_create;
+    device.stream_destroy = stream_destroy;
+    device.stream_synchronize = stream_synchronize;
+    return device;
+}();
+
+const nnplug_plugin kPlugin = [] {
+    auto plugin = sdk::table<nnplug_plugin>();
+    plugin.abi_version = NNPLUG_PLUGIN_ABI_VERSION;
+    plugin.name = "cpu_tbb";
+    plugin.description = "CPU backend: oneTBB threads over host memory";
+    plugin.options = kOptions;
+    plugin.option_count = std::size(kOptions);
+    plugin.create = create;
+    plugin.destroy = destroy;
+    plugin.soc_name = soc_name;
+    plugin.dtype_mask = dtype_mask;
+    plugin.last_error = sdk::last_error;
+    plugin.device = &kDevice;
+    plugin.ops = kOps;
+    plugin.op_count = std::size(kOps);
+    return plugin;
+}();
 
 }  // namespace
 }  // namespace nnplug::cpu

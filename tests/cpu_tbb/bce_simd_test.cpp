@@ -11,14 +11,16 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bce_simd.h"
+#include "dtype_convert_simd.h"
 
 namespace {
 
-using nnplug::cpu::Feed;
-using nnplug::cpu::UniformRun;
+using nnplug::cpu::OperandAccess;
+using nnplug::cpu::VectorRun;
 
 // Runs body once per Highway target this CPU supports, with dispatch forced to it.
 template <typename Body>
@@ -51,10 +53,10 @@ TEST(CpuTbbConversions, HalfAndBfloat16ToFloatMatchTheScalarSdkForAllValues) {
     for (uint32_t i = 0; i < 0x10000u; ++i) all[i] = static_cast<uint16_t>(i);
     for_each_target([&] {
         std::vector<float> widened(all.size());
-        nnplug::cpu::convert_to_f32(NNPLUG_DTYPE_F16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_F16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
         for (uint32_t i = 0; i < 0x10000u; ++i)
             ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::f16_to_f32(static_cast<uint16_t>(i)))) << "f16 " << i;
-        nnplug::cpu::convert_to_f32(NNPLUG_DTYPE_BF16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_BF16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
         for (uint32_t i = 0; i < 0x10000u; ++i)
             ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::bf16_to_f32(static_cast<uint16_t>(i)))) << "bf16 " << i;
     });
@@ -65,7 +67,7 @@ TEST(CpuTbbConversions, FloatToHalfAndBfloat16RoundToNearestEvenLikeTheScalarSdk
     for_each_target([&] {
         std::vector<uint16_t> narrowed(probes.size());
         const int64_t count = static_cast<int64_t>(probes.size());
-        nnplug::cpu::convert_from_f32(NNPLUG_DTYPE_F16, probes.data(), narrowed.data(), count);
+        nnplug::simd::convert_from_f32(NNPLUG_DTYPE_F16, probes.data(), narrowed.data(), count);
         for (size_t i = 0; i < probes.size(); ++i) {
             const uint16_t expected = nnplug::f32_to_f16(probes[i]);
             if (std::isnan(probes[i])) {
@@ -74,7 +76,7 @@ TEST(CpuTbbConversions, FloatToHalfAndBfloat16RoundToNearestEvenLikeTheScalarSdk
                 ASSERT_EQ(narrowed[i], expected) << "f16 of bits " << std::hex << nnplug::float_bits(probes[i]);
             }
         }
-        nnplug::cpu::convert_from_f32(NNPLUG_DTYPE_BF16, probes.data(), narrowed.data(), count);
+        nnplug::simd::convert_from_f32(NNPLUG_DTYPE_BF16, probes.data(), narrowed.data(), count);
         for (size_t i = 0; i < probes.size(); ++i)
             ASSERT_EQ(narrowed[i], nnplug::f32_to_bf16(probes[i])) << "bf16 of bits " << std::hex << nnplug::float_bits(probes[i]);
     });
@@ -102,32 +104,54 @@ Operands make_operands(size_t count) {
     return o;
 }
 
-UniformRun run_over(const Operands& o, size_t count, Feed grad, Feed weight, float* out) {
-    UniformRun run;
-    run.dtype = NNPLUG_DTYPE_F32;
+// A float32 backward run over the first count elements of o, at the op's slots.
+VectorRun backward_run_over(const Operands& o, size_t count, OperandAccess grad, OperandAccess weight, float* out) {
+    VectorRun run;
     run.length = static_cast<int64_t>(count);
-    run.grad = o.grad.data();
-    run.grad_feed = grad;
-    run.self = o.self.data();
-    run.target = o.target.data();
-    run.weight = o.weight.data();
-    run.weight_feed = weight;
+    run.input[NNPLUG_BCE_BACKWARD_GRAD_OUTPUT] = o.grad.data();
+    run.access[NNPLUG_BCE_BACKWARD_GRAD_OUTPUT] = grad;
+    run.input[NNPLUG_BCE_BACKWARD_SELF] = o.self.data();
+    run.access[NNPLUG_BCE_BACKWARD_SELF] = OperandAccess::kContiguous;
+    run.input[NNPLUG_BCE_BACKWARD_TARGET] = o.target.data();
+    run.access[NNPLUG_BCE_BACKWARD_TARGET] = OperandAccess::kContiguous;
+    run.input[NNPLUG_BCE_BACKWARD_WEIGHT] = o.weight.data();
+    run.access[NNPLUG_BCE_BACKWARD_WEIGHT] = weight;
     run.out = out;
     return run;
 }
 
+// The same for the forward (out is unused by sums).
+VectorRun forward_run_over(const Operands& o, size_t count, OperandAccess weight, float* out) {
+    VectorRun run;
+    run.length = static_cast<int64_t>(count);
+    run.input[NNPLUG_BCE_SELF] = o.self.data();
+    run.access[NNPLUG_BCE_SELF] = OperandAccess::kContiguous;
+    run.input[NNPLUG_BCE_TARGET] = o.target.data();
+    run.access[NNPLUG_BCE_TARGET] = OperandAccess::kContiguous;
+    run.input[NNPLUG_BCE_WEIGHT] = o.weight.data();
+    run.access[NNPLUG_BCE_WEIGHT] = weight;
+    run.out = out;
+    return run;
+}
+
+void backward(const VectorRun& run, float scale) { nnplug::cpu::bce_backward_kernels().map(run, scale); }
+void forward(const VectorRun& run) { nnplug::cpu::bce_forward_kernels().map(run, 1.0f); }
+double forward_sum(const VectorRun& run) { return nnplug::cpu::bce_forward_kernels().sum(run); }
+
 TEST(CpuTbbKernels, BackwardEqualsTheCanonicalExpressionBitForBit) {
     const Operands o = make_operands(1000);
     for_each_target([&] {
-        for (const Feed grad : {Feed::kContiguous, Feed::kSplat})
-            for (const Feed weight : {Feed::kAbsent, Feed::kSplat, Feed::kContiguous})
+        for (const OperandAccess grad : {OperandAccess::kContiguous, OperandAccess::kSplat})
+            for (const OperandAccess weight : {OperandAccess::kAbsent, OperandAccess::kSplat, OperandAccess::kContiguous})
                 for (const size_t count : {size_t{1}, size_t{15}, size_t{17}, size_t{1000}})
                     for (const float scale : {1.0f, nnplug::bce_mean_scale(static_cast<int64_t>(count))}) {
                         std::vector<float> out(count, -7.0f);
-                        nnplug::cpu::backward_run(run_over(o, count, grad, weight, out.data()), scale);
+                        backward(backward_run_over(o, count, grad, weight, out.data()), scale);
                         for (size_t i = 0; i < count; ++i) {
-                            const float g = o.grad[grad == Feed::kSplat ? 0 : i];
-                            const float w = weight == Feed::kAbsent ? 1.0f : o.weight[weight == Feed::kSplat ? 0 : i];
+                            const float g = o.grad[grad == OperandAccess::kSplat ? 0 : i];
+                            const float w = weight == OperandAccess::kAbsent
+                                                ? 1.0f
+                                                : o.weight[weight == OperandAccess::kSplat ? 0 : i];
                             const float expected = nnplug::bce_backward(g, w, o.self[i], o.target[i], scale);
                             ASSERT_TRUE(same_bits_or_both_nan(out[i], expected))
                                 << "element " << i << " of " << count << ": " << out[i] << " vs " << expected;
@@ -156,18 +180,19 @@ void expect_forward_close(float result, double expected, const std::string& wher
 TEST(CpuTbbKernels, ForwardIsWithinRtol1e5OfFloat64WithSpecialValues) {
     const Operands o = make_operands(1000);
     for_each_target([&] {
-        for (const Feed weight : {Feed::kAbsent, Feed::kContiguous}) {
+        for (const OperandAccess weight : {OperandAccess::kAbsent, OperandAccess::kContiguous}) {
             std::vector<float> out(o.self.size(), -7.0f);
-            nnplug::cpu::forward_run(run_over(o, o.self.size(), Feed::kAbsent, weight, out.data()));
+            forward(forward_run_over(o, o.self.size(), weight, out.data()));
             double sum = 0;
             bool sum_is_nan = false;
             for (size_t i = 0; i < out.size(); ++i) {
-                const double expected = forward_reference(weight == Feed::kAbsent ? 1.0 : o.weight[i], o.self[i], o.target[i]);
+                const double expected =
+                    forward_reference(weight == OperandAccess::kAbsent ? 1.0 : o.weight[i], o.self[i], o.target[i]);
                 expect_forward_close(out[i], expected, "element " + std::to_string(i));
                 sum += expected;
                 sum_is_nan = sum_is_nan || std::isnan(expected);
             }
-            const double total = nnplug::cpu::forward_run_sum(run_over(o, o.self.size(), Feed::kAbsent, weight, nullptr));
+            const double total = forward_sum(forward_run_over(o, o.self.size(), weight, nullptr));
             if (sum_is_nan) {
                 EXPECT_TRUE(std::isnan(total));
             }
@@ -178,12 +203,14 @@ TEST(CpuTbbKernels, ForwardIsWithinRtol1e5OfFloat64WithSpecialValues) {
 // The forward loss of contiguous self and target with no weight, on the current target.
 std::vector<float> unweighted_forward(const std::vector<float>& self, const std::vector<float>& target) {
     std::vector<float> out(self.size());
-    UniformRun run;
+    VectorRun run;
     run.length = static_cast<int64_t>(self.size());
-    run.self = self.data();
-    run.target = target.data();
+    run.input[NNPLUG_BCE_SELF] = self.data();
+    run.access[NNPLUG_BCE_SELF] = OperandAccess::kContiguous;
+    run.input[NNPLUG_BCE_TARGET] = target.data();
+    run.access[NNPLUG_BCE_TARGET] = OperandAccess::kContiguous;
     run.out = out.data();
-    nnplug::cpu::forward_run(run);
+    forward(run);
     return out;
 }
 
@@ -242,7 +269,7 @@ TEST(CpuTbbKernels, ForwardSumMatchesFloat64) {
     double expected = 0;
     for (size_t i = 0; i < count; ++i) expected += forward_reference(o.weight[i], o.self[i], o.target[i]);
     for_each_target([&] {
-        const double total = nnplug::cpu::forward_run_sum(run_over(o, count, Feed::kAbsent, Feed::kContiguous, nullptr));
+        const double total = forward_sum(forward_run_over(o, count, OperandAccess::kContiguous, nullptr));
         EXPECT_NEAR(total, expected, 1e-6 * std::abs(expected));
     });
 }
@@ -265,17 +292,19 @@ TEST(CpuTbbKernels, SixteenBitRunsConvertWhileComputing) {
             widened.weight.push_back(nnplug::load_as_f32(w.data(), dtype, static_cast<int64_t>(i)));
         }
         for_each_target([&] {
-            UniformRun run;
+            VectorRun run;
             run.dtype = dtype;
             run.length = 333;
-            run.grad = g.data();
-            run.grad_feed = Feed::kContiguous;
-            run.self = s.data();
-            run.target = t.data();
-            run.weight = w.data();
-            run.weight_feed = Feed::kContiguous;
+            const std::pair<int, const void*> inputs[] = {{NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, g.data()},
+                                                          {NNPLUG_BCE_BACKWARD_SELF, s.data()},
+                                                          {NNPLUG_BCE_BACKWARD_TARGET, t.data()},
+                                                          {NNPLUG_BCE_BACKWARD_WEIGHT, w.data()}};
+            for (const auto& [slot, data] : inputs) {
+                run.input[slot] = data;
+                run.access[slot] = OperandAccess::kContiguous;
+            }
             run.out = out.data();
-            nnplug::cpu::backward_run(run, 1.0f);
+            backward(run, 1.0f);
             for (size_t i = 0; i < 333; ++i) {
                 const float expected = nnplug::bce_backward(widened.grad[i], widened.weight[i], widened.self[i], widened.target[i], 1.0f);
                 const uint16_t bits = dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);

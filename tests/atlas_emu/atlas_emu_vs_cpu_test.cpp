@@ -15,11 +15,12 @@
 
 #include "acl_test_support.h"
 #include "golden_cases.h"
+#include "op_catalog.h"
 
 namespace {
 
-using nnplug::test::DeviceTensor;
 using nnplug::test::GoldenCase;
+using nnplug::test::GoldenRun;
 using nnplug::test::GoldenTensor;
 using nnplug::test::bits_at;
 using nnplug::test::ulp_distance;
@@ -57,8 +58,8 @@ std::vector<GoldenCase> random_cases() {
                 for (int64_t reduction : {0, 1, 2}) {
                     GoldenCase c;
                     c.name = "random";
-                    c.backward = backward;
-                    c.reduction = reduction;
+                    c.op = backward ? "backward" : "forward";
+                    c.attrs = {reduction};
                     const bool scalar_grad = reduction != 0;
                     if (backward)
                         c.tensors["gradOutput"] = scalar_grad ? contiguous({}, dtype, -2, 2, generator)
@@ -76,7 +77,8 @@ std::vector<GoldenCase> random_cases() {
     // A transposed self and a strided out in float16, large enough for every core.
     GoldenCase strided;
     strided.name = "strided";
-    strided.backward = true;
+    strided.op = "backward";
+    strided.attrs = {0};
     strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT16, -1, 1, generator);
     strided.tensors["self"] = random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT16, 0.01f, 0.99f, generator);
     strided.tensors["target"] = contiguous({700, 300}, ACL_BF16, 0, 1, generator);
@@ -85,46 +87,19 @@ std::vector<GoldenCase> random_cases() {
     return cases;
 }
 
-struct Outcome {
-    aclnnStatus status = ACLNN_SUCCESS;
-    std::string message;
-    std::vector<uint8_t> out;
-};
-
-std::unique_ptr<DeviceTensor> upload(const std::map<std::string, GoldenTensor>& tensors, const char* name) {
-    const auto found = tensors.find(name);
-    if (found == tensors.end() || !found->second.present) return nullptr;
-    const GoldenTensor& t = found->second;
-    return std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype);
-}
-
-std::vector<Outcome> run_on(const std::string& backend, const std::vector<GoldenCase>& cases) {
+std::vector<GoldenRun> run_on(const std::string& backend, const std::vector<GoldenCase>& cases) {
     nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
     nnplug::test::TempFolder folder;
     const auto config = folder.write("config.yaml", "backend: " + backend + "\n");
-    std::vector<Outcome> outcomes;
+    std::vector<GoldenRun> outcomes;
     EXPECT_EQ(aclInit(config.c_str()), ACL_SUCCESS) << aclGetRecentErrMsg();
-    for (const GoldenCase& c : cases) {
-        const auto grad = upload(c.tensors, "gradOutput");
-        const auto self = upload(c.tensors, "self");
-        const auto target = upload(c.tensors, "target");
-        const auto weight = upload(c.tensors, "weight");
-        const auto out = upload(c.tensors, "out");
-        Outcome outcome;
-        outcome.status = c.backward ? nnplug::test::run_backward(*grad, *self, *target, weight ? weight->get() : nullptr,
-                                                                 c.reduction, *out)
-                                    : nnplug::test::run_forward(*self, *target, weight ? weight->get() : nullptr,
-                                                                c.reduction, *out);
-        if (outcome.status != ACLNN_SUCCESS) outcome.message = aclGetRecentErrMsg();
-        outcome.out = out->storage_bytes();
-        outcomes.push_back(std::move(outcome));
-    }
+    for (const GoldenCase& c : cases) outcomes.push_back(nnplug::test::run_golden_case(c));
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
     return outcomes;
 }
 
 TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
-    auto cases = nnplug::test::load_golden_cases(NNPLUG_GOLDEN_FILE);
+    auto cases = nnplug::test::load_golden_folder(NNPLUG_GOLDEN_DIR);
     ASSERT_GE(cases.size(), 200u);
     const auto extra = random_cases();
     cases.insert(cases.end(), extra.begin(), extra.end());
@@ -138,19 +113,19 @@ TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
         const std::string where = c.name + " (case " + std::to_string(k) + ")";
         ASSERT_EQ(cpu[k].status, ACLNN_SUCCESS) << where << ": " << cpu[k].message;
         ASSERT_EQ(emu[k].status, ACLNN_SUCCESS) << where << ": " << emu[k].message;
-        const aclDataType dtype = c.tensors.at("out").dtype;
-        if (c.backward) {
-            EXPECT_EQ(emu[k].out, cpu[k].out) << where << ": the backward differs from cpu_tbb";
+        const aclDataType dtype = c.tensors.at(nnplug::test::op_named(c.op).output).dtype;
+        if (!c.expect_bits.empty() || c.op == "backward") {
+            EXPECT_EQ(emu[k].output, cpu[k].output) << where << ": the canonical expression differs from cpu_tbb";
             ++compared;
             continue;
         }
-        const size_t count = cpu[k].out.size() / (dtype == ACL_FLOAT ? 4 : 2);
+        const size_t count = cpu[k].output.size() / (dtype == ACL_FLOAT ? 4 : 2);
         for (size_t i = 0; i < count; ++i) {
-            const uint32_t a = bits_at(cpu[k].out, dtype, i), b = bits_at(emu[k].out, dtype, i);
+            const uint32_t a = bits_at(cpu[k].output, dtype, i), b = bits_at(emu[k].output, dtype, i);
             const float x = value_of(a, dtype), y = value_of(b, dtype);
             if (std::isnan(x) || std::isnan(y)) {
                 EXPECT_TRUE(std::isnan(x) && std::isnan(y)) << where << " element " << i;
-            } else if (c.reduction != 0 && dtype == ACL_FLOAT) {
+            } else if (c.attr("reduction") != 0 && dtype == ACL_FLOAT) {
                 EXPECT_NEAR(y, x, 1e-6 * std::abs(x)) << where << ": the reduced loss";
             } else {
                 EXPECT_LE(ulp_distance(a, b, dtype), dtype == ACL_FLOAT ? 4 : 1) << where << " element " << i << ": "

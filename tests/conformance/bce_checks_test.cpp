@@ -1,6 +1,6 @@
-// The first-phase checks of SPEC.md section 2 in their order, with their codes and one
-// specific message each; second-phase misuse; empty tensors; executors. Failed calls
-// write nothing into out.
+// The first-phase checks in their order (docs/ops/binary_cross_entropy.md, first-phase
+// checks), with their codes and one specific message each; second-phase misuse; empty
+// tensors; executors. Failed calls write nothing into out.
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>

@@ -2,10 +2,16 @@
 
 #include <nnplug/dtype_convert.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
+
+#include "acl_test_support.h"
+#include "op_catalog.h"
 
 namespace nnplug::test {
 namespace {
@@ -71,10 +77,11 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
         words >> keyword;
         try {
             if (keyword == "case") {
-                std::string op;
                 current = GoldenCase{};
-                words >> current.name >> op >> current.reduction;
-                current.backward = op == "backward";
+                words >> current.name >> current.op;
+                op_named(current.op);  // throws for an op the catalog does not know
+                int64_t value = 0;
+                while (words >> value) current.attrs.push_back(value);
             } else if (keyword == "tensor") {
                 std::string role, dtype;
                 words >> role >> dtype;
@@ -89,7 +96,8 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
                 tensor.storage_shape = parse_dims(storage);
                 tensor.storage = parse_words(words, tensor.dtype == ACL_FLOAT ? 4 : 2);
             } else if (keyword == "expect_bits") {
-                current.expect_bits = parse_words(words, current.tensors.at("out").dtype == ACL_FLOAT ? 4 : 2);
+                const std::string& output = op_named(current.op).output;
+                current.expect_bits = parse_words(words, current.tensors.at(output).dtype == ACL_FLOAT ? 4 : 2);
             } else if (keyword == "reference_f64") {
                 const auto bytes = parse_words(words, 8);
                 current.reference.resize(bytes.size() / 8);
@@ -104,6 +112,54 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
         }
     }
     return cases;
+}
+
+std::vector<GoldenCase> load_golden_folder(const std::string& folder) {
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+        const std::string name = entry.path().filename().string();
+        const std::string suffix = "_golden.txt";
+        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<GoldenCase> cases;
+    for (const std::string& file : files) {
+        auto more = load_golden_cases(file);
+        cases.insert(cases.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    }
+    return cases;
+}
+
+int64_t GoldenCase::attr(const std::string& attr_name, int64_t fallback) const {
+    const auto& names = op_named(op).attrs;
+    for (size_t i = 0; i < names.size() && i < attrs.size(); ++i)
+        if (names[i] == attr_name) return attrs[i];
+    return fallback;
+}
+
+GoldenRun run_golden_case(const GoldenCase& golden) {
+    const OpUnderTest& op = op_named(golden.op);
+    std::vector<std::unique_ptr<DeviceTensor>> uploaded;
+    std::vector<const aclTensor*> arguments;
+    const DeviceTensor* output = nullptr;
+    for (const std::string& role : op.operands) {
+        const auto found = golden.tensors.find(role);
+        if (found == golden.tensors.end() || !found->second.present) {
+            arguments.push_back(nullptr);
+            continue;
+        }
+        const GoldenTensor& t = found->second;
+        uploaded.push_back(
+            std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype));
+        arguments.push_back(uploaded.back()->get());
+        if (role == op.output) output = uploaded.back().get();
+    }
+    GoldenRun run;
+    run.status = run_op(op, arguments, golden.attrs);
+    if (run.status != ACLNN_SUCCESS) run.message = aclGetRecentErrMsg();
+    if (output != nullptr) run.output = output->storage_bytes();
+    return run;
 }
 
 uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t index) {

@@ -1,7 +1,5 @@
 #include "acl_test_support.h"
 
-#include <aclnnop/aclnn_binary_cross_entropy.h>
-#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <nnplug/dtype_convert.h>
 #include <unistd.h>
 
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+
+#include "op_catalog.h"
 
 namespace nnplug::test {
 
@@ -135,38 +135,14 @@ std::vector<uint8_t> DeviceTensor::storage_bytes() const {
 
 std::vector<float> DeviceTensor::storage() const { return decode(storage_bytes(), dtype_); }
 
-namespace {
-
-template <typename SecondPhase>
-aclnnStatus run_phases(aclnnStatus first, uint64_t workspace_size, aclOpExecutor* executor, SecondPhase second) {
-    if (first != ACLNN_SUCCESS) return first;
-    void* workspace = nullptr;
-    if (workspace_size > 0 && aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-        return ACLNN_ERR_INNER;
-    aclnnStatus status = second(workspace, workspace_size, executor, nullptr);
-    if (status == ACLNN_SUCCESS && aclrtSynchronizeStream(nullptr) != ACL_SUCCESS) status = ACLNN_ERR_RUNTIME_ERROR;
-    if (workspace) aclrtFree(workspace);
-    return status;
-}
-
-}  // namespace
-
 aclnnStatus run_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target,
                          const aclTensor* weight, int64_t reduction, aclTensor* out) {
-    uint64_t workspace_size = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus first = aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(grad, self, target, weight, reduction,
-                                                                              out, &workspace_size, &executor);
-    return run_phases(first, workspace_size, executor, aclnnBinaryCrossEntropyBackward);
+    return run_op(op_named("backward"), {grad, self, target, weight, out}, {reduction});
 }
 
 aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction,
                         aclTensor* out) {
-    uint64_t workspace_size = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus first =
-        aclnnBinaryCrossEntropyGetWorkspaceSize(self, target, weight, reduction, out, &workspace_size, &executor);
-    return run_phases(first, workspace_size, executor, aclnnBinaryCrossEntropy);
+    return run_op(op_named("forward"), {self, target, weight, out}, {reduction});
 }
 
 }  // namespace nnplug::test

@@ -89,8 +89,7 @@ private:
     aclTensor* tensor_ = nullptr;
 };
 
-// Runs a first phase and its second phase with a fresh workspace, then synchronizes.
-// Returns the first non-success status (with the message in aclGetRecentErrMsg).
+// The two BCE ops through run_op (op_catalog.h), arguments in signature order.
 aclnnStatus run_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target,
                          const aclTensor* weight, int64_t reduction, aclTensor* out);
 aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight,

@@ -6,6 +6,15 @@
 
 namespace {
 
+// The backward's slots: the plan only needs distinct operands.
+enum Slot {
+    kGrad = NNPLUG_BCE_BACKWARD_GRAD_OUTPUT,
+    kSelf = NNPLUG_BCE_BACKWARD_SELF,
+    kTarget = NNPLUG_BCE_BACKWARD_TARGET,
+    kWeight = NNPLUG_BCE_BACKWARD_WEIGHT,
+    kOut = NNPLUG_BCE_BACKWARD_OUT
+};
+
 aclTensor make(std::vector<int64_t> dims, std::vector<int64_t> strides) {
     aclTensor tensor;
     tensor.view_dims = std::move(dims);
@@ -28,13 +37,13 @@ TEST(BroadcastPlan, ContiguousOperandsCoalesceToOneDimension) {
     const aclTensor a = make({2, 3, 4}, {12, 4, 1});
     nnplug_op_desc desc{};
     nnplug::BroadcastPlan plan({2, 3, 4});
-    plan.add(&a, desc.self);
-    plan.add(&a, desc.out);
+    plan.add(&a, desc.operands[kSelf]);
+    plan.add(&a, desc.operands[kOut]);
     plan.finish(desc);
     ASSERT_EQ(desc.ndim, 1);
     EXPECT_EQ(desc.dims[0], 24);
     EXPECT_EQ(desc.numel, 24);
-    EXPECT_EQ(desc.self.strides[0], 1);
+    EXPECT_EQ(desc.operands[kSelf].strides[0], 1);
 }
 
 TEST(BroadcastPlan, ScalarAndRowBroadcastGetZeroStrides) {
@@ -43,16 +52,16 @@ TEST(BroadcastPlan, ScalarAndRowBroadcastGetZeroStrides) {
     const aclTensor row = make({5}, {1});
     nnplug_op_desc desc{};
     nnplug::BroadcastPlan plan({4, 5});
-    plan.add(&scalar, desc.grad_output);
-    plan.add(&self, desc.self);
-    plan.add(&row, desc.weight);
+    plan.add(&scalar, desc.operands[kGrad]);
+    plan.add(&self, desc.operands[kSelf]);
+    plan.add(&row, desc.operands[kWeight]);
     plan.finish(desc);
     ASSERT_EQ(desc.ndim, 2);
-    EXPECT_EQ(desc.grad_output.strides[0], 0);
-    EXPECT_EQ(desc.grad_output.strides[1], 0);
-    EXPECT_EQ(desc.weight.strides[0], 0);
-    EXPECT_EQ(desc.weight.strides[1], 1);
-    EXPECT_EQ(desc.self.strides[0], 5);
+    EXPECT_EQ(desc.operands[kGrad].strides[0], 0);
+    EXPECT_EQ(desc.operands[kGrad].strides[1], 0);
+    EXPECT_EQ(desc.operands[kWeight].strides[0], 0);
+    EXPECT_EQ(desc.operands[kWeight].strides[1], 1);
+    EXPECT_EQ(desc.operands[kSelf].strides[0], 5);
 }
 
 TEST(BroadcastPlan, TransposedOperandKeepsBothDimensions) {
@@ -60,19 +69,19 @@ TEST(BroadcastPlan, TransposedOperandKeepsBothDimensions) {
     const aclTensor transposed = make({3, 2}, {1, 3});
     nnplug_op_desc desc{};
     nnplug::BroadcastPlan plan({3, 2});
-    plan.add(&self, desc.self);
-    plan.add(&transposed, desc.target);
+    plan.add(&self, desc.operands[kSelf]);
+    plan.add(&transposed, desc.operands[kTarget]);
     plan.finish(desc);
     ASSERT_EQ(desc.ndim, 2);
-    EXPECT_EQ(desc.target.strides[0], 1);
-    EXPECT_EQ(desc.target.strides[1], 3);
+    EXPECT_EQ(desc.operands[kTarget].strides[0], 1);
+    EXPECT_EQ(desc.operands[kTarget].strides[1], 3);
 }
 
 TEST(BroadcastPlan, SizeOneDimensionsAreDropped) {
     const aclTensor self = make({1, 4, 1}, {4, 1, 1});
     nnplug_op_desc desc{};
     nnplug::BroadcastPlan plan({1, 4, 1});
-    plan.add(&self, desc.self);
+    plan.add(&self, desc.operands[kSelf]);
     plan.finish(desc);
     ASSERT_EQ(desc.ndim, 1);
     EXPECT_EQ(desc.dims[0], 4);

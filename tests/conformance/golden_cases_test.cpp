@@ -1,25 +1,25 @@
-// The golden case list (tests/golden/bce_golden.txt, generated with PyTorch) on the backend
-// NNPLUG_BACKEND names: dtype mixes, broadcasting, strided and transposed views (inputs and
-// out), 0-d to 8-d shapes, every reduction, and edge values (0, 1, NaN, +-Inf, outside [0, 1]).
+// Every golden case list (tests/golden/*_golden.txt, generated with PyTorch) on the backend
+// NNPLUG_BACKEND names, whatever the op: dtype mixes, broadcasting, strided and transposed
+// views (inputs and outputs), 0-d to 8-d shapes, every reduction, and edge values.
 //
-// Backward: out's whole storage equals the canonical float32 expression rounded to out's
-// dtype bit for bit (one ulp of slack for mean), elements outside the view untouched, and
-// the view within rounding of PyTorch's float64 result.
-// Forward: float32 rtol 1e-5 per element, mean/sum rtol 1e-6 against float64, float16 and
-// bfloat16 within one ulp of the float64 result rounded to the dtype.
+// With `expect_bits` (the canonical float32 expression, e.g. the BCE backward): the output's
+// whole storage equals it bit for bit (one ulp of slack for mean), and the view is within
+// rounding of PyTorch's float64 result. Without: float32 rtol 1e-5 per element, mean/sum
+// rtol 1e-6 against float64, float16 and bfloat16 within one ulp of the float64 result
+// rounded to the dtype. Storage outside the output's view stays untouched.
 #include <gtest/gtest.h>
 #include <nnplug/dtype_convert.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 
 #include "acl_test_support.h"
 #include "golden_cases.h"
+#include "op_catalog.h"
 
 namespace {
 
-using nnplug::test::DeviceTensor;
 using nnplug::test::GoldenCase;
 using nnplug::test::GoldenTensor;
 using nnplug::test::bits_at;
@@ -27,7 +27,7 @@ using nnplug::test::ulp_distance;
 using nnplug::test::value_of;
 
 const std::vector<GoldenCase>& all_cases() {
-    static const auto cases = nnplug::test::load_golden_cases(NNPLUG_GOLDEN_FILE);
+    static const auto cases = nnplug::test::load_golden_folder(NNPLUG_GOLDEN_DIR);
     return cases;
 }
 
@@ -43,12 +43,6 @@ double relative_tolerance(aclDataType dtype) {
     return dtype == ACL_FLOAT ? 1e-5 : dtype == ACL_FLOAT16 ? 0x1p-10 : 0x1p-7;
 }
 
-std::unique_ptr<DeviceTensor> upload(const GoldenTensor& tensor) {
-    if (!tensor.present) return nullptr;
-    return std::make_unique<DeviceTensor>(tensor.storage, tensor.storage_shape, tensor.view, tensor.strides,
-                                          tensor.offset, tensor.dtype);
-}
-
 // A result against a float64 reference: same NaN-ness, same infinity, else within tolerance.
 void expect_close(float result, double reference, aclDataType dtype, double rtol, const std::string& where) {
     const float expected = rounded_to(static_cast<float>(reference), dtype);
@@ -62,35 +56,30 @@ void expect_close(float result, double reference, aclDataType dtype, double rtol
     }
 }
 
-class BceGolden : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<size_t> {};
+class GoldenCases : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<size_t> {};
 
-TEST_P(BceGolden, MatchesExpectation) {
+// Any op of the catalog: its output's storage outside the view is untouched; a case with
+// `expect_bits` must give exactly those bits (one ulp of slack for a mean), and every
+// case is compared with its float64 reference.
+TEST_P(GoldenCases, MatchesExpectation) {
     const GoldenCase& golden = all_cases()[GetParam()];
-    const auto& tensors = golden.tensors;
-    const auto grad = golden.backward ? upload(tensors.at("gradOutput")) : nullptr;
-    const auto self = upload(tensors.at("self"));
-    const auto target = upload(tensors.at("target"));
-    const auto weight = upload(tensors.at("weight"));
-    const GoldenTensor& out_spec = tensors.at("out");
-    const auto out = upload(out_spec);
-    const aclnnStatus status =
-        golden.backward
-            ? nnplug::test::run_backward(*grad, *self, *target, weight ? weight->get() : nullptr, golden.reduction, *out)
-            : nnplug::test::run_forward(*self, *target, weight ? weight->get() : nullptr, golden.reduction, *out);
-    ASSERT_EQ(status, ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    const nnplug::test::GoldenRun run = nnplug::test::run_golden_case(golden);
+    ASSERT_EQ(run.status, ACLNN_SUCCESS) << run.message;
 
-    const auto after = out->storage_bytes();
+    const GoldenTensor& out_spec = golden.tensors.at(nnplug::test::op_named(golden.op).output);
+    const auto& after = run.output;
     const aclDataType dtype = out_spec.dtype;
     const auto view = out_spec.view_indices();
+    const int64_t reduction = golden.attr("reduction");
     std::vector<bool> in_view(after.size() / (dtype == ACL_FLOAT ? 4 : 2), false);
     for (int64_t index : view) in_view[index] = true;
     for (size_t i = 0; i < in_view.size(); ++i) {
         if (!in_view[i]) {
             EXPECT_EQ(bits_at(after, dtype, i), bits_at(out_spec.storage, dtype, i))
-                << "storage element " << i << " outside out's view was written";
+                << "storage element " << i << " outside the output's view was written";
         }
     }
-    if (golden.backward) {
+    if (!golden.expect_bits.empty()) {
         ASSERT_EQ(golden.reference.size(), view.size());
         for (size_t n = 0; n < view.size(); ++n) {
             const uint32_t got = bits_at(after, dtype, view[n]);
@@ -99,7 +88,7 @@ TEST_P(BceGolden, MatchesExpectation) {
             const std::string where = "view element " + std::to_string(n);
             if (std::isnan(want_value)) {
                 EXPECT_TRUE(std::isnan(got_value)) << where << ": canonical is NaN, got " << got_value;
-            } else if (golden.reduction == 1 && !std::isnan(got_value)) {
+            } else if (reduction == 1 && !std::isnan(got_value)) {
                 EXPECT_LE(ulp_distance(got, want, dtype), 1) << where << ": " << got_value << " vs " << want_value;
             } else {
                 EXPECT_EQ(got, want) << where << ": " << got_value << " vs canonical " << want_value;
@@ -108,12 +97,12 @@ TEST_P(BceGolden, MatchesExpectation) {
         }
         return;
     }
-    if (golden.reduction != 0) {
+    if (reduction != 0) {
         ASSERT_EQ(view.size(), 1u);
         ASSERT_EQ(golden.reference.size(), 1u);
         const float got = value_of(bits_at(after, dtype, view[0]), dtype);
         const double rtol = dtype == ACL_FLOAT ? 1e-6 : relative_tolerance(dtype) / 2;
-        expect_close(got, golden.reference[0], dtype, rtol, golden.reduction == 1 ? "mean" : "sum");
+        expect_close(got, golden.reference[0], dtype, rtol, reduction == 1 ? "mean" : "sum");
         return;
     }
     ASSERT_EQ(golden.reference.size(), view.size());
@@ -128,9 +117,7 @@ TEST_P(BceGolden, MatchesExpectation) {
         if (std::isnan(expected)) {
             EXPECT_TRUE(std::isnan(value_of(got, dtype))) << where;
         } else {
-            uint32_t want = 0;
-            const uint16_t half = dtype == ACL_FLOAT16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
-            want = half;
+            const uint32_t want = dtype == ACL_FLOAT16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
             EXPECT_LE(ulp_distance(got, want, dtype), 1)
                 << where << ": " << value_of(got, dtype) << " vs " << golden.reference[n];
         }
@@ -145,11 +132,16 @@ std::vector<size_t> case_indices() {
     return indices;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, BceGolden, ::testing::ValuesIn(case_indices()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cases, GoldenCases, ::testing::ValuesIn(case_indices()), case_name);
 
-TEST(BceGoldenFile, HoldsTheExpectedCaseList) {
+TEST(GoldenFiles, HoldCasesForEveryOp) {
     // Guards against a truncated or regenerated-empty file passing silently.
     EXPECT_GE(all_cases().size(), 200u);
+    for (const auto& op : nnplug::test::op_catalog()) {
+        const auto cases = std::count_if(all_cases().begin(), all_cases().end(),
+                                         [&](const GoldenCase& golden) { return golden.op == op.name; });
+        EXPECT_GE(cases, 20) << op.api << " has too few golden cases";
+    }
 }
 
 }  // namespace

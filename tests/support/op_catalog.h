@@ -1,0 +1,40 @@
+// The ops as the tests drive them: each op's tensor arguments and attributes in the
+// order of its aclnn signature, and its two phases. The golden-case runner, the
+// cross-backend comparison and the other op-generic tests build any call from this
+// table, so a new op adds one entry here (and its cases), not a new runner.
+#pragma once
+
+#include <acl/acl.h>
+#include <aclnn/acl_meta.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nnplug::test {
+
+struct OpUnderTest {
+    std::string name;                   // the op's word in golden files: "forward", "backward"
+    const char* api;                    // "aclnnBinaryCrossEntropy"
+    std::vector<std::string> operands;  // tensor arguments in signature order, by their golden role
+    std::vector<std::string> attrs;     // integer arguments in signature order
+    std::string output;                 // the operand the op writes
+    // The first phase with tensors and attrs in signature order.
+    aclnnStatus (*first_phase)(const std::vector<const aclTensor*>& tensors, const std::vector<int64_t>& attrs,
+                               uint64_t* workspace_size, aclOpExecutor** executor);
+    aclnnStatus (*second_phase)(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                                aclrtStream stream);
+};
+
+// Every op nnplug implements.
+const std::vector<OpUnderTest>& op_catalog();
+// The op called name; throws std::out_of_range for an unknown one.
+const OpUnderTest& op_named(const std::string& name);
+
+// Runs a first phase and its second phase with a fresh device workspace on stream (null:
+// the default stream), then synchronizes it. Returns the first non-success status (with
+// the message in aclGetRecentErrMsg).
+aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
+                   const std::vector<int64_t>& attrs, aclrtStream stream = nullptr);
+
+}  // namespace nnplug::test

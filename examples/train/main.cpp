@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
             train::apply_override(document, "data.synthetic=" + synthetic);
         }
         if (!output_dir.empty()) train::apply_override(document, "output.dir=" + output_dir);
-        // As the SPEC has it, NNPLUG_BACKEND overrides the config's backend for aclInit.
+        // NNPLUG_BACKEND overrides the config's backend for aclInit (docs/runtime-api.md).
         if (!backend.empty()) setenv("NNPLUG_BACKEND", backend.c_str(), 1);
 
         train::RunRequest request;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Generates the golden case list of both binary cross-entropy ops with PyTorch.
 
-Writes tests/golden/bce_golden.txt, read by tests/conformance/bce_golden_test.cpp, so the
+Writes tests/golden/bce_golden.txt, read by tests/conformance/golden_cases_test.cpp, so the
 test suite needs no PyTorch. Needs Debian's python3-torch (PyTorch 1.13):
 
     /usr/bin/python3 tools/golden/generate_bce_golden.py [--output tests/golden/bce_golden.txt]
@@ -9,8 +9,9 @@ test suite needs no PyTorch. Needs Debian's python3-torch (PyTorch 1.13):
 Each case gives every operand as a storage buffer (values as the dtype's bit patterns in
 hex) plus a view (shape, strides and offset in elements), and the expectation:
 - backward: `expect_bits`, the whole `out` storage after the op, where the view holds the
-  canonical float32 expression of SPEC.md evaluated in float32 in that order and rounded to
-  nearest even into out's dtype, and every other element keeps its initial bits; plus
+  canonical float32 expression (docs/ops/binary_cross_entropy.md, "Numerics") evaluated in
+  float32 in that order and rounded to nearest even into out's dtype, and every other
+  element keeps its initial bits; plus
   `reference_f64`, PyTorch's own float64 binary_cross_entropy_backward per view element.
 - forward: `reference_f64`, the float64 loss per view element (reduction none) or the
   float64 mean/sum; PyTorch's binary_cross_entropy agrees with it wherever PyTorch accepts
@@ -79,7 +80,8 @@ def numel(shape):
 
 
 def canonical_backward(g, w, s, t, scale):
-    """SPEC.md's expression in float32, one rounding per operation, in its order."""
+    """The canonical backward expression of docs/ops/binary_cross_entropy.md in float32,
+    one rounding per operation, in its order."""
     f32 = torch.float32
     g, s, t = g.to(f32), s.to(f32), t.to(f32)
     w = torch.ones((), dtype=f32) if w is None else w.to(f32)

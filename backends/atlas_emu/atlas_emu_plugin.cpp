@@ -300,7 +300,7 @@ std::string foreign_location(const void* pointer) {
 }
 
 nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
-    return sdk::fenced("aclrtMalloc", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         std::string error;
         void* allocated = as_context(ctx).arena->allocate(bytes, error);
         if (allocated == nullptr) return fail(NNPLUG_ERR_OUT_OF_MEMORY, error);
@@ -310,7 +310,7 @@ nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
 }
 
 nnplug_status device_free(void* ctx, void* pointer) {
-    return sdk::fenced("aclrtFree", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         const auto& context = as_context(ctx);
         const int owner = DeviceArena::device_holding(pointer);
         if (owner >= 0 && owner != context.device)
@@ -364,7 +364,7 @@ bool check_copy(const EmuContext& context, void* dst, const void* src, size_t by
 }
 
 nnplug_status device_memcpy(void* ctx, void* dst, const void* src, size_t bytes, int32_t kind) {
-    return sdk::fenced("aclrtMemcpy", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         std::string error;
         if (!check_copy(as_context(ctx), dst, src, bytes, kind, error))
             return fail(NNPLUG_ERR_INVALID_ARGUMENT, error);
@@ -374,7 +374,7 @@ nnplug_status device_memcpy(void* ctx, void* dst, const void* src, size_t bytes,
 }
 
 nnplug_status device_memset(void* ctx, void* pointer, int32_t value, size_t bytes) {
-    return sdk::fenced("aclrtMemset", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         if (!as_context(ctx).arena->in_live_block(pointer, bytes))
             return fail(NNPLUG_ERR_INVALID_ARGUMENT, address(pointer) + " (" + std::to_string(bytes) +
                                                          " bytes) is not inside one live aclrtMalloc block");
@@ -392,7 +392,7 @@ DeviceStream* find_stream(EmuContext& context, void* stream) {
 }
 
 nnplug_status stream_create(void* ctx, void** stream) {
-    return sdk::fenced("cannot start a stream", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         std::lock_guard lock(context.streams_mutex);
         auto created = std::make_unique<DeviceStream>(context.next_stream_id++);
@@ -403,7 +403,7 @@ nnplug_status stream_create(void* ctx, void** stream) {
 }
 
 nnplug_status stream_destroy(void* ctx, void* stream) {
-    return sdk::fenced("aclrtDestroyStream", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         std::unique_ptr<DeviceStream> doomed;
         {
@@ -419,7 +419,7 @@ nnplug_status stream_destroy(void* ctx, void* stream) {
 }
 
 nnplug_status stream_synchronize(void* ctx, void* stream) {
-    return sdk::fenced("aclrtSynchronizeStream", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         DeviceStream* found = find_stream(context, stream);
         if (found == nullptr) return fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
@@ -432,7 +432,7 @@ nnplug_status stream_synchronize(void* ctx, void* stream) {
 
 nnplug_status device_memcpy_async(void* ctx, void* dst, const void* src, size_t bytes, int32_t kind,
                                   void* stream) {
-    return sdk::fenced("aclrtMemcpyAsync", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         std::string error;
         if (!check_copy(context, dst, src, bytes, kind, error))
@@ -507,7 +507,7 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
 
 // The tiling, computed once per executor: launches reuse it.
 nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uint64_t* workspace_bytes) {
-    return sdk::fenced("cannot plan the kernel", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         const ElementwiseOp* op = find_op(desc->op);
         if (op == nullptr)
             return fail(NNPLUG_ERR_UNSUPPORTED,
@@ -573,7 +573,7 @@ WorkResult run_launch(EmuContext& context, const nnplug_op_desc& desc, const Pla
 
 nnplug_status op_launch(void* ctx, const void* plan, const nnplug_op_desc* desc, void* workspace,
                         uint64_t workspace_bytes, void* stream) {
-    return sdk::fenced("cannot enqueue the kernel", [&] {
+    return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         if (plan == nullptr) return fail(NNPLUG_ERR_INVALID_ARGUMENT, "the launch has no plan from prepare");
         // The queued work holds the plan itself: the runtime may release its handle at once.

@@ -20,63 +20,14 @@ hex) plus a view (shape, strides and offset in elements), and the expectation:
 import argparse
 import math
 import random
-import struct
 from pathlib import Path
 
 import torch
 
-DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-BITS = {"f32": torch.int32, "f16": torch.int16, "bf16": torch.int16}
-HEX_DIGITS = {"f32": 8, "f16": 4, "bf16": 4}
+from golden_writer import (DTYPES, SENTINEL, Operand, Writer, contiguous, expanded, gapped, numel, out_operand,
+                           probabilities, stored_after, transposed, uniform)
+
 EPS = 1e-12
-SENTINEL = 1234.5  # initial value of out's storage, exact in every dtype
-
-
-def hex_values(tensor, dtype):
-    raw = tensor.to(DTYPES[dtype]).contiguous().view(BITS[dtype]).flatten().tolist()
-    mask = (1 << (4 * HEX_DIGITS[dtype])) - 1
-    return " ".join(format(v & mask, "0{}x".format(HEX_DIGITS[dtype])) for v in raw)
-
-
-def hex_f64(values):
-    return " ".join(struct.pack(">d", float(v)).hex() for v in values)
-
-
-def dims(values):
-    return "[" + ",".join(str(v) for v in values) + "]"
-
-
-class Operand:
-    """A view over a storage buffer, like an aclTensor."""
-
-    def __init__(self, dtype, shape, storage_values, storage_shape=None, strides=None, offset=0):
-        self.dtype = dtype
-        self.shape = list(shape)
-        self.storage = storage_values.to(torch.float64).to(DTYPES[dtype]).flatten()
-        self.storage_shape = list(storage_shape) if storage_shape is not None else list(shape)
-        self.strides = list(strides) if strides is not None else contiguous_strides(shape)
-        self.offset = offset
-
-    def view(self):
-        """The view's values, in the operand's dtype."""
-        return torch.as_strided(self.storage, self.shape, self.strides, self.offset)
-
-    def line(self, role):
-        return "tensor {} {} {} {} {} {} {}".format(role, self.dtype, dims(self.shape), dims(self.strides),
-                                                  self.offset, dims(self.storage_shape),
-                                                  hex_values(self.storage, self.dtype))
-
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for dim in reversed(list(shape)):
-        strides.insert(0, step)
-        step *= dim
-    return strides
-
-
-def numel(shape):
-    return math.prod(shape) if shape else 1
 
 
 def canonical_backward(g, w, s, t, scale):
@@ -100,64 +51,39 @@ def in_domain(*tensors):
     return all(x is None or bool(torch.isfinite(x.to(torch.float64)).all()) for x in tensors)
 
 
-class Writer:
-    def __init__(self):
-        self.lines = []
-        self.names = set()
+def bce_expectation(op, reduction, operands, out):
+    """(reference, expect_bits) of one BCE case."""
+    s = operands["self"].view()
+    t = operands["target"].view()
+    w = operands["weight"].view() if operands.get("weight") is not None else None
+    if op == "backward":
+        g = operands["gradOutput"].view()
+        scale = 1.0 / numel(s.shape) if reduction == 1 else 1.0
+        expect_bits = stored_after(out, canonical_backward(g, w, s, t, scale))
+        shape = list(s.shape)
+        g64 = g.to(torch.float64).expand(shape).contiguous()
+        w64 = None if w is None else w.to(torch.float64).expand(shape).contiguous()
+        reference = torch.ops.aten.binary_cross_entropy_backward(
+            g64, s.to(torch.float64), t.to(torch.float64).expand(shape).contiguous(), w64, reduction)
+        return reference.flatten().tolist(), expect_bits
+    losses = forward_f64(w, s, t)
+    if in_domain(s, t, w) and bool(((s >= 0) & (s <= 1)).all()):
+        torch_losses = torch.nn.functional.binary_cross_entropy(
+            s.to(torch.float64), t.to(torch.float64),
+            None if w is None else w.to(torch.float64).expand(s.shape), reduction="none")
+        assert torch.allclose(losses, torch_losses, rtol=1e-12, atol=1e-12)
+    if reduction == 0:
+        return losses.flatten().tolist(), None
+    total = math.fsum(losses.flatten().tolist())
+    return [total / numel(s.shape) if reduction == 1 else total], None
+
+
+class BceWriter(Writer):
+    """Writer.case for the two BCE ops: the expectation is worked out here."""
 
     def case(self, name, op, reduction, operands, out):
-        assert name not in self.names, name
-        self.names.add(name)
-        self.lines.append("case {} {} {}".format(name, op, reduction))
-        for role, operand in operands.items():
-            self.lines.append(operand.line(role) if operand is not None else "tensor {} none".format(role))
-        self.lines.append(out.line("out"))
-        s = operands["self"].view()
-        t = operands["target"].view()
-        w = operands["weight"].view() if operands.get("weight") is not None else None
-        if op == "backward":
-            g = operands["gradOutput"].view()
-            scale = 1.0 / numel(s.shape) if reduction == 1 else 1.0
-            expected = canonical_backward(g, w, s, t, scale)
-            after = out.storage.clone()
-            torch.as_strided(after, out.shape, out.strides, out.offset).copy_(expected.to(DTYPES[out.dtype]))
-            self.lines.append("expect_bits " + hex_values(after, out.dtype))
-            shape = list(s.shape)
-            g64 = g.to(torch.float64).expand(shape).contiguous()
-            w64 = None if w is None else w.to(torch.float64).expand(shape).contiguous()
-            reference = torch.ops.aten.binary_cross_entropy_backward(
-                g64, s.to(torch.float64), t.to(torch.float64).expand(shape).contiguous(), w64, reduction)
-            self.lines.append("reference_f64 " + hex_f64(reference.flatten().tolist()))
-        else:
-            losses = forward_f64(w, s, t)
-            if in_domain(s, t, w) and bool(((s >= 0) & (s <= 1)).all()):
-                torch_losses = torch.nn.functional.binary_cross_entropy(
-                    s.to(torch.float64), t.to(torch.float64),
-                    None if w is None else w.to(torch.float64).expand(s.shape), reduction="none")
-                assert torch.allclose(losses, torch_losses, rtol=1e-12, atol=1e-12), name
-            if reduction == 0:
-                values = losses.flatten().tolist()
-            else:
-                total = math.fsum(losses.flatten().tolist())
-                values = [total / numel(s.shape) if reduction == 1 else total]
-            self.lines.append("reference_f64 " + hex_f64(values))
-        self.lines.append("end")
-
-
-def uniform(generator, shape, low, high):
-    return torch.rand(shape, generator=generator, dtype=torch.float64) * (high - low) + low
-
-
-def probabilities(generator, shape):
-    return uniform(generator, shape, 0.001, 0.999)
-
-
-def contiguous(dtype, values):
-    return Operand(dtype, list(values.shape), values)
-
-
-def out_operand(dtype, shape):
-    return Operand(dtype, shape, torch.full((numel(shape),), SENTINEL, dtype=torch.float64))
+        reference, expect_bits = bce_expectation(op, reduction, operands, out)
+        super().case(name, op, [reduction], operands, "out", out, reference, expect_bits)
 
 
 def backward_operands(gen, shape, dtypes, grad_shape=None, target_shape=None, weight_shape=None, weighted=True):
@@ -236,28 +162,6 @@ def broadcast_cases(writer, gen):
             ops = forward_operands(gen, shape, ("f32", "f32", "bf16"), weight_shape=weight_shape)
             writer.case("bcast_fwd_{}_r{}".format(name, reduction), "forward", reduction, ops,
                         out_operand("f32", reduced_shape(reduction, shape)))
-
-
-def transposed(dtype, values):
-    """values (shape [a, b]) stored as [b, a] and viewed through a transpose."""
-    a, b = values.shape
-    return Operand(dtype, [a, b], values.t().contiguous(), storage_shape=[b, a], strides=[1, a])
-
-
-def gapped(dtype, values, step=2, offset=3):
-    """A view whose rows and columns skip storage elements: strides [cols*step*2, step]."""
-    rows, cols = values.shape
-    row_stride = cols * step + 5
-    storage = torch.full((offset + rows * row_stride,), -3.25, dtype=torch.float64)
-    view = Operand(dtype, [rows, cols], storage, storage_shape=[storage.numel()], strides=[row_stride, step],
-                   offset=offset)
-    torch.as_strided(view.storage, view.shape, view.strides, view.offset).copy_(values.to(DTYPES[dtype]))
-    return view
-
-
-def expanded(dtype, row, rows):
-    """One stored row seen as `rows` rows: stride 0 along the first dimension."""
-    return Operand(dtype, [rows, row.numel()], row, storage_shape=[row.numel()], strides=[0, 1])
 
 
 def strided_cases(writer, gen):
@@ -349,7 +253,7 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(20261202)
-    writer = Writer()
+    writer = BceWriter()
     dtype_cases(writer, generator)
     broadcast_cases(writer, generator)
     strided_cases(writer, generator)
@@ -358,8 +262,7 @@ def main():
     header = ["# Golden cases for aclnnBinaryCrossEntropy{,Backward}; generated by",
               "# tools/golden/generate_bce_golden.py with PyTorch {}. Do not edit.".format(torch.__version__),
               "# {} cases.".format(len(writer.names))]
-    Path(args.output).write_text("\n".join(header + writer.lines) + "\n")
-    print("wrote {} cases to {}".format(len(writer.names), args.output))
+    writer.write(args.output, header)
 
 
 if __name__ == "__main__":

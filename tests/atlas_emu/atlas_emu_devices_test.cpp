@@ -6,6 +6,8 @@
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,6 +147,31 @@ TEST_F(FourDevices, EveryDeviceComputesFromItsOwnThread) {
         ASSERT_TRUE(errors[device].empty()) << "device " << device << ": " << errors[device];
         const float s = 0.1f * static_cast<float>(device + 1);
         EXPECT_EQ(results[device], std::vector<float>(1000, s / (s * (1.0f - s)))) << "device " << device;
+    }
+}
+
+// Each device traces to its own file: trace.json for device 0, trace.dev<N>.json after.
+TEST(DeviceTraces, EveryDeviceWritesItsOwnTraceFile) {
+    nnplug::test::TempFolder folder;
+    const std::string trace = (folder.path() / "trace.json").string();
+    nnplug::test::ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
+    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+    const auto config =
+        folder.write("config.yaml", "backend: atlas_emu\nbackends:\n  atlas_emu:\n    devices: 2\n    memory_mib: 64\n");
+    ASSERT_EQ(aclInit(config.c_str()), ACL_SUCCESS) << message();
+    for (int32_t device = 0; device < 2; ++device) {
+        ASSERT_EQ(aclrtSetDevice(device), ACL_SUCCESS);
+        const std::vector<int64_t> shape = {64};
+        DeviceTensor grad(std::vector<float>(64, 1.0f), shape), self(std::vector<float>(64, 0.5f), shape);
+        DeviceTensor target(std::vector<float>(64, 1.0f), shape), out(std::vector<float>(64, 0.0f), shape);
+        ASSERT_EQ(nnplug::test::run_backward(grad, self, target, nullptr, 0, out), ACLNN_SUCCESS) << message();
+    }
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    for (const char* name : {"trace.json", "trace.dev1.json"}) {
+        std::ifstream file(folder.path() / name);
+        ASSERT_TRUE(file) << name << " was not written";
+        const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        EXPECT_TRUE(mentions(text, "aclnnBinaryCrossEntropyBackward")) << name;
     }
 }
 

@@ -304,7 +304,8 @@ int run(const Options& options) {
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
     std::printf("nnplug compare_bce, %s, %s, %u hardware threads, %d threads used, SIMD target %s\n", date,
-                cpu_model().c_str(), std::thread::hardware_concurrency(), threads, nnplug::simd::target_name());
+                cpu_model().c_str(), std::thread::hardware_concurrency(), threads,
+                nnplug::simd::target_name());
     std::printf("PyTorch: %s; triad and PyTorch run on the same thread count; best of %d repetitions\n\n",
                 have_torch ? "libtorch (C++)" : torch_note.c_str(), options.reps);
     std::fflush(stdout);

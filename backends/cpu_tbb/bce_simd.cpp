@@ -35,8 +35,8 @@ struct BceBackwardMath {
     HWY_INLINE VF apply(DF d, VF grad, VF self, VF target, VF weight) const {
         const VF weighted = kWeight == OperandAccess::kAbsent ? grad : hn::Mul(grad, weight);
         const VF numerator = hn::Mul(weighted, hn::Sub(self, target));
-        const VF denominator = simd::HWY_NAMESPACE::clamp_below(hn::Mul(self, hn::Sub(hn::Set(d, 1.0f), self)),
-                                                                hn::Set(d, kBceEpsilon));
+        const VF product = hn::Mul(self, hn::Sub(hn::Set(d, 1.0f), self));
+        const VF denominator = simd::HWY_NAMESPACE::clamp_below(product, hn::Set(d, kBceEpsilon));
         return hn::Mul(hn::Div(numerator, denominator), scale);
     }
 };
@@ -45,7 +45,9 @@ void BceForwardMap(const VectorRun& run, float) { map_run(run, BceForwardMath{})
 
 double BceForwardSum(const VectorRun& run) { return sum_run(run, BceForwardMath{}); }
 
-void BceBackwardMap(const VectorRun& run, float scale) { map_run(run, BceBackwardMath{hn::Set(DF(), scale)}); }
+void BceBackwardMap(const VectorRun& run, float scale) {
+    map_run(run, BceBackwardMath{hn::Set(DF(), scale)});
+}
 
 }  // namespace nnplug::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -10,7 +10,9 @@ namespace nnplug::cpu {
 // along rows); out is elementwise or reduced.
 inline constexpr OpOperands kBceForwardOperands = {
     3,
-    {{{NNPLUG_BCE_SELF, kContiguousOnly}, {NNPLUG_BCE_TARGET, kContiguousOnly}, {NNPLUG_BCE_WEIGHT, kAnyAccess}}},
+    {{{NNPLUG_BCE_SELF, kContiguousOnly},
+      {NNPLUG_BCE_TARGET, kContiguousOnly},
+      {NNPLUG_BCE_WEIGHT, kAnyAccess}}},
     NNPLUG_BCE_OUT,
 };
 

@@ -21,7 +21,6 @@
 
 #include "bce_simd.h"
 #include "elementwise.h"
-#include "reduction.h"
 
 namespace nnplug::cpu {
 namespace {
@@ -188,26 +187,28 @@ void parallel_ranges(CpuContext& context, int64_t count, int64_t grain, Body&& b
     });
 }
 
-nnplug_status launch_elementwise(CpuContext& context, const VectorKernels& kernels, const nnplug_op_desc& desc,
-                                 void* workspace, uint64_t workspace_size) {
-    if (!reduces(kernels, desc)) {
+nnplug_status launch_elementwise(CpuContext& context, const VectorKernels& kernels,
+                                 const nnplug_op_desc& desc, void* workspace, uint64_t workspace_size) {
+    const ElementwiseCall call(kernels, desc);
+    if (!call.reduces()) {
         parallel_ranges(context, desc.numel, context.grain,
-                        [&](int64_t begin, int64_t end) { compute_range(kernels, desc, begin, end); });
+                        [&](int64_t begin, int64_t end) { call.compute_range(begin, end); });
         return NNPLUG_OK;
     }
     if (kernels.sum == nullptr) return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "cpu_tbb cannot reduce this op");
-    const int64_t chunks = reduce_chunks(desc);
+    const int64_t chunks = call.reduce_chunks();
     const uint64_t needed = workspace_bytes(kernels, desc);
     if (needed > 0 && (workspace == nullptr || workspace_size < needed))
-        return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "the workspace holds " + std::to_string(workspace_size) +
+        return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "the workspace holds " +
+                                                          std::to_string(workspace_size) +
                                                           " bytes, the call needs " + std::to_string(needed));
     double single = 0;
     double* partials = chunks > 1 ? static_cast<double*>(workspace) : &single;
     const int64_t chunks_per_task = std::max<int64_t>(1, context.grain / kReduceChunk);
     parallel_ranges(context, chunks, chunks_per_task, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) partials[c] = sum_chunk(kernels, desc, c);
+        for (int64_t c = begin; c < end; ++c) partials[c] = call.sum_chunk(c);
     });
-    common::finish_reduction(desc, desc.operands[kernels.operands.out], partials, chunks);
+    call.finish_reduction(partials, chunks);
     return NNPLUG_OK;
 }
 
@@ -237,7 +238,8 @@ struct OpEntries {
     }
 };
 
-const nnplug_op_i kBceForward = OpEntries<bce_forward_kernels>::table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy");
+const nnplug_op_i kBceForward =
+    OpEntries<bce_forward_kernels>::table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy");
 const nnplug_op_i kBceBackward =
     OpEntries<bce_backward_kernels>::table(NNPLUG_OP_BCE_BACKWARD, "aclnnBinaryCrossEntropyBackward");
 const nnplug_op_i* const kOps[] = {&kBceForward, &kBceBackward};
@@ -276,4 +278,6 @@ const nnplug_plugin kPlugin = [] {
 }  // namespace
 }  // namespace nnplug::cpu
 
-extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) { return &nnplug::cpu::kPlugin; }
+extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) {
+    return &nnplug::cpu::kPlugin;
+}

@@ -7,20 +7,17 @@
 #include <algorithm>
 
 #include "dtype_convert_simd.h"
+#include "reduction.h"
 #include "strided_runs.h"
 
 namespace nnplug::cpu {
 namespace {
-
-using common::SlotOffsets;
 
 // Elements per block of the general path: the float32 blocks of an op's operands stay in L1.
 constexpr int64_t kBlock = 1024;
 
 // Above this many bytes touched per call the output goes around the caches.
 constexpr int64_t kStreamingBytes = int64_t{48} << 20;
-
-enum class Result { kOutput, kSum };
 
 bool wants_streaming(const nnplug_op_desc& desc) {
     int64_t bytes = 0;
@@ -29,38 +26,6 @@ bool wants_streaming(const nnplug_op_desc& desc) {
         if (sdk::present(t) && !sdk::reduced(t)) bytes += static_cast<int64_t>(nnplug_dtype_size(t.dtype));
     }
     return bytes * desc.numel >= kStreamingBytes;
-}
-
-// Every operand's stride along the innermost dimension: the same for every run of a call.
-SlotOffsets inner_strides(const nnplug_op_desc& desc) {
-    SlotOffsets inner{};
-    if (desc.ndim > 0)
-        for (int slot = 0; slot < desc.operand_count; ++slot) inner[slot] = desc.operands[slot].strides[desc.ndim - 1];
-    return inner;
-}
-
-// Whether the kernels can read every run of the call in place (one dtype, each input
-// in an access they take, the output contiguous); if so, run gets the dtype and accesses.
-bool plan_in_place(const OpOperands& operands, const nnplug_op_desc& desc, const SlotOffsets& inner,
-                   bool writes_out, VectorRun& run) {
-    int32_t dtype = -1;
-    for (int i = 0; i < operands.input_count; ++i) {
-        const InputOperand& input = operands.inputs[i];
-        OperandAccess access = OperandAccess::kAbsent;
-        if (nnplug_operand_present(&desc, input.slot)) {
-            const int32_t input_dtype = desc.operands[input.slot].dtype;
-            if (dtype < 0) dtype = input_dtype;
-            const int64_t stride = inner[input.slot];
-            if (input_dtype != dtype || (stride != 0 && stride != 1)) return false;
-            access = stride == 0 ? OperandAccess::kSplat : OperandAccess::kContiguous;
-        }
-        if (!allows(input.vector_access, access)) return false;
-        run.access[input.slot] = access;
-    }
-    if (dtype < 0) return false;
-    if (writes_out && (desc.operands[operands.out].dtype != dtype || inner[operands.out] != 1)) return false;
-    run.dtype = dtype;
-    return true;
 }
 
 // count float32 values of t from element `first` on, stepping by stride: a pointer
@@ -83,12 +48,57 @@ struct Blocks {
     alignas(64) float out[kBlock];
 };
 
+}  // namespace
+
+bool reduces(const VectorKernels& kernels, const nnplug_op_desc& desc) {
+    return sdk::reduced(desc.operands[kernels.operands.out]);
+}
+
+uint64_t workspace_bytes(const VectorKernels& kernels, const nnplug_op_desc& desc) {
+    const int64_t chunks = reduces(kernels, desc) ? (desc.numel + kReduceChunk - 1) / kReduceChunk : 0;
+    return chunks > 1 ? static_cast<uint64_t>(chunks) * sizeof(double) : 0;
+}
+
+ElementwiseCall::ElementwiseCall(const VectorKernels& kernels, const nnplug_op_desc& desc)
+    : kernels_(kernels), desc_(desc), reduces_(cpu::reduces(kernels, desc)), scale_(sdk::scale(desc)) {
+    if (desc.ndim > 0)
+        for (int slot = 0; slot < desc.operand_count; ++slot)
+            inner_[slot] = desc.operands[slot].strides[desc.ndim - 1];
+    in_place_ = plan_in_place();
+    in_place_run_.stream_out = in_place_ && !reduces_ && wants_streaming(desc);
+}
+
+// Whether the kernels can read every run in place: one dtype, each input in an access
+// they take, the output (unless reduced) contiguous.
+bool ElementwiseCall::plan_in_place() {
+    const OpOperands& operands = kernels_.operands;
+    int32_t dtype = -1;
+    for (int i = 0; i < operands.input_count; ++i) {
+        const InputOperand& input = operands.inputs[i];
+        OperandAccess access = OperandAccess::kAbsent;
+        if (nnplug_operand_present(&desc_, input.slot)) {
+            const nnplug_tensor& t = desc_.operands[input.slot];
+            if (dtype < 0) dtype = t.dtype;
+            const int64_t stride = inner_[input.slot];
+            if (t.dtype != dtype || (stride != 0 && stride != 1)) return false;
+            access = stride == 0 ? OperandAccess::kSplat : OperandAccess::kContiguous;
+            in_place_inputs_[in_place_count_++] = {input.slot, static_cast<const char*>(t.data),
+                                                   static_cast<int64_t>(nnplug_dtype_size(t.dtype))};
+        }
+        if (!allows(input.vector_access, access)) return false;
+        in_place_run_.access[input.slot] = access;
+    }
+    if (dtype < 0) return false;
+    if (!reduces_ && (desc_.operands[operands.out].dtype != dtype || inner_[operands.out] != 1)) return false;
+    in_place_run_.dtype = dtype;
+    return true;
+}
+
 // The general path for one run: each present input's block widened to contiguous
 // float32 (splat where the kernels take it), the kernels run on those, the output
 // block written back in out's dtype and layout.
-double compute_blocks(const VectorKernels& kernels, const nnplug_op_desc& desc, const SlotOffsets& offset,
-                      const SlotOffsets& inner, int64_t length, Result result, float scale) {
-    const OpOperands& operands = kernels.operands;
+double ElementwiseCall::compute_blocks(const common::SlotOffsets& offset, int64_t length) const {
+    const OpOperands& operands = kernels_.operands;
     Blocks blocks;
     float splat[kMaxInputs];
     double sum = 0;
@@ -98,28 +108,28 @@ double compute_blocks(const VectorKernels& kernels, const nnplug_op_desc& desc, 
         run.length = n;
         for (int i = 0; i < operands.input_count; ++i) {
             const int slot = operands.inputs[i].slot;
-            if (!nnplug_operand_present(&desc, slot)) continue;  // stays kAbsent
-            const nnplug_tensor& t = desc.operands[slot];
-            const int64_t first = offset[slot] + done * inner[slot];
-            if (inner[slot] == 0 && allows(operands.inputs[i].vector_access, OperandAccess::kSplat)) {
+            if (!nnplug_operand_present(&desc_, slot)) continue;  // stays kAbsent
+            const nnplug_tensor& t = desc_.operands[slot];
+            const int64_t first = offset[slot] + done * inner_[slot];
+            if (inner_[slot] == 0 && allows(operands.inputs[i].vector_access, OperandAccess::kSplat)) {
                 splat[i] = load_as_f32(sdk::element_address(t, first), t.dtype, 0);
                 run.input[slot] = &splat[i];
                 run.access[slot] = OperandAccess::kSplat;
             } else {
-                run.input[slot] = widen(t, first, inner[slot], n, blocks.input[i]);
+                run.input[slot] = widen(t, first, inner_[slot], n, blocks.input[i]);
                 run.access[slot] = OperandAccess::kContiguous;
             }
         }
-        if (result == Result::kSum) {
-            sum += kernels.sum(run);
+        if (reduces_) {
+            sum += kernels_.sum(run);
             continue;
         }
-        const nnplug_tensor& out = desc.operands[operands.out];
-        const int64_t out_stride = inner[operands.out];
+        const nnplug_tensor& out = desc_.operands[operands.out];
+        const int64_t out_stride = inner_[operands.out];
         char* into = sdk::element_address_mutable(out, offset[operands.out] + done * out_stride);
         const bool direct = out.dtype == NNPLUG_DTYPE_F32 && out_stride == 1;
         run.out = direct ? static_cast<void*>(into) : blocks.out;
-        kernels.map(run, scale);
+        kernels_.map(run, scale_);
         if (direct) continue;
         if (out_stride == 1) {
             simd::convert_from_f32(out.dtype, blocks.out, into, n);
@@ -130,58 +140,47 @@ double compute_blocks(const VectorKernels& kernels, const nnplug_op_desc& desc, 
     return sum;
 }
 
-double compute(const VectorKernels& kernels, const nnplug_op_desc& desc, int64_t begin, int64_t end,
-               Result result) {
-    const OpOperands& operands = kernels.operands;
-    const bool writes_out = result == Result::kOutput;
-    const float scale = sdk::scale(desc);
-    const SlotOffsets inner = inner_strides(desc);
-    VectorRun run;
-    const bool in_place = plan_in_place(operands, desc, inner, writes_out, run);
-    run.stream_out = in_place && writes_out && wants_streaming(desc);
+double ElementwiseCall::compute(int64_t begin, int64_t end) const {
+    using common::SlotOffsets;
     double sum = 0;
-    common::for_each_run(desc, begin, end, [&](const SlotOffsets& offset, const SlotOffsets&, int64_t length) {
-        if (!in_place) {
-            sum += compute_blocks(kernels, desc, offset, inner, length, result, scale);
-            return;
-        }
+    if (!in_place_) {
+        common::for_each_run(desc_, begin, end,
+                             [&](const SlotOffsets& offset, const SlotOffsets&, int64_t length) {
+                                 sum += compute_blocks(offset, length);
+                             });
+        return sum;
+    }
+    const int out_slot = kernels_.operands.out;
+    const nnplug_tensor& out = desc_.operands[out_slot];
+    const int64_t out_bytes = static_cast<int64_t>(nnplug_dtype_size(out.dtype));
+    VectorRun run = in_place_run_;
+    const auto read_run = [&](const SlotOffsets& offset, const SlotOffsets&, int64_t length) {
         run.length = length;
-        for (int i = 0; i < operands.input_count; ++i) {
-            const int slot = operands.inputs[i].slot;
-            if (run.access[slot] != OperandAccess::kAbsent)
-                run.input[slot] = sdk::element_address(desc.operands[slot], offset[slot]);
+        for (int i = 0; i < in_place_count_; ++i) {
+            const InPlaceInput& input = in_place_inputs_[i];
+            run.input[input.slot] = input.data + offset[input.slot] * input.element_bytes;
         }
-        if (result == Result::kSum) {
-            sum += kernels.sum(run);
+        if (reduces_) {
+            sum += kernels_.sum(run);
             return;
         }
-        run.out = sdk::element_address_mutable(desc.operands[operands.out], offset[operands.out]);
-        kernels.map(run, scale);
-    });
+        run.out = static_cast<char*>(out.data) + offset[out_slot] * out_bytes;
+        kernels_.map(run, scale_);
+    };
+    common::for_each_run(desc_, begin, end, read_run);
     if (run.stream_out) hwy::FlushStream();
     return sum;
 }
 
-}  // namespace
+void ElementwiseCall::compute_range(int64_t begin, int64_t end) const { compute(begin, end); }
 
-bool reduces(const VectorKernels& kernels, const nnplug_op_desc& desc) {
-    return sdk::reduced(desc.operands[kernels.operands.out]);
-}
-
-int64_t reduce_chunks(const nnplug_op_desc& desc) { return (desc.numel + kReduceChunk - 1) / kReduceChunk; }
-
-uint64_t workspace_bytes(const VectorKernels& kernels, const nnplug_op_desc& desc) {
-    const int64_t chunks = reduces(kernels, desc) ? reduce_chunks(desc) : 0;
-    return chunks > 1 ? static_cast<uint64_t>(chunks) * sizeof(double) : 0;
-}
-
-void compute_range(const VectorKernels& kernels, const nnplug_op_desc& desc, int64_t begin, int64_t end) {
-    compute(kernels, desc, begin, end, Result::kOutput);
-}
-
-double sum_chunk(const VectorKernels& kernels, const nnplug_op_desc& desc, int64_t chunk) {
+double ElementwiseCall::sum_chunk(int64_t chunk) const {
     const int64_t begin = chunk * kReduceChunk;
-    return compute(kernels, desc, begin, std::min(desc.numel, begin + kReduceChunk), Result::kSum);
+    return compute(begin, std::min(desc_.numel, begin + kReduceChunk));
+}
+
+void ElementwiseCall::finish_reduction(const double* partials, int64_t count) const {
+    common::finish_reduction(desc_, desc_.operands[kernels_.operands.out], partials, count);
 }
 
 }  // namespace nnplug::cpu

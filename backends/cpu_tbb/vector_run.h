@@ -15,7 +15,9 @@ namespace nnplug::cpu {
 enum class OperandAccess : int32_t { kAbsent = 0, kSplat = 1, kContiguous = 2 };
 
 constexpr uint32_t access_bit(OperandAccess access) { return 1u << static_cast<uint32_t>(access); }
-constexpr bool allows(uint32_t accesses, OperandAccess access) { return (accesses & access_bit(access)) != 0; }
+constexpr bool allows(uint32_t accesses, OperandAccess access) {
+    return (accesses & access_bit(access)) != 0;
+}
 
 // Sets of accesses; each input takes kContiguous, optional inputs also kAbsent.
 constexpr uint32_t kContiguousOnly = access_bit(OperandAccess::kContiguous);

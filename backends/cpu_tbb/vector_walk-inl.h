@@ -119,7 +119,8 @@ HWY_INLINE void with_access_modes(const VectorRun& run, AccessModes<Chosen...> c
         const OperandAccess access = run.access[Math::kOperands.inputs[kNext].slot];
         if constexpr (allows(kAccesses, OperandAccess::kContiguous)) {
             if (access == OperandAccess::kContiguous)
-                return with_access_modes<Math>(run, AccessModes<Chosen..., OperandAccess::kContiguous>{}, body);
+                return with_access_modes<Math>(run, AccessModes<Chosen..., OperandAccess::kContiguous>{},
+                                               body);
         }
         if constexpr (allows(kAccesses, OperandAccess::kSplat)) {
             if (access == OperandAccess::kSplat)

@@ -1,6 +1,6 @@
 // The vector kernels against the scalar SDK: conversions bit for bit over every 16-bit
 // value, the backward bit for bit, the forward within rtol 1e-5 of float64 (special
-// values included), on each Highway target the CPU supports.
+// values included) and its logs within 2 ulp, on each Highway target the CPU supports.
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 #include <nnplug/ops/bce_math.h>
@@ -53,12 +53,16 @@ TEST(CpuTbbConversions, HalfAndBfloat16ToFloatMatchTheScalarSdkForAllValues) {
     for (uint32_t i = 0; i < 0x10000u; ++i) all[i] = static_cast<uint16_t>(i);
     for_each_target([&] {
         std::vector<float> widened(all.size());
-        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_F16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_F16, all.data(), widened.data(),
+                                     static_cast<int64_t>(all.size()));
         for (uint32_t i = 0; i < 0x10000u; ++i)
-            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::f16_to_f32(static_cast<uint16_t>(i)))) << "f16 " << i;
-        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_BF16, all.data(), widened.data(), static_cast<int64_t>(all.size()));
+            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::f16_to_f32(static_cast<uint16_t>(i))))
+                << "f16 " << i;
+        nnplug::simd::convert_to_f32(NNPLUG_DTYPE_BF16, all.data(), widened.data(),
+                                     static_cast<int64_t>(all.size()));
         for (uint32_t i = 0; i < 0x10000u; ++i)
-            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::bf16_to_f32(static_cast<uint16_t>(i)))) << "bf16 " << i;
+            ASSERT_TRUE(same_bits_or_both_nan(widened[i], nnplug::bf16_to_f32(static_cast<uint16_t>(i))))
+                << "bf16 " << i;
     });
 }
 
@@ -73,12 +77,14 @@ TEST(CpuTbbConversions, FloatToHalfAndBfloat16RoundToNearestEvenLikeTheScalarSdk
             if (std::isnan(probes[i])) {
                 ASSERT_TRUE((narrowed[i] & 0x7fffu) > 0x7c00u) << "f16 NaN " << i;
             } else {
-                ASSERT_EQ(narrowed[i], expected) << "f16 of bits " << std::hex << nnplug::float_bits(probes[i]);
+                ASSERT_EQ(narrowed[i], expected)
+                    << "f16 of bits " << std::hex << nnplug::float_bits(probes[i]);
             }
         }
         nnplug::simd::convert_from_f32(NNPLUG_DTYPE_BF16, probes.data(), narrowed.data(), count);
         for (size_t i = 0; i < probes.size(); ++i)
-            ASSERT_EQ(narrowed[i], nnplug::f32_to_bf16(probes[i])) << "bf16 of bits " << std::hex << nnplug::float_bits(probes[i]);
+            ASSERT_EQ(narrowed[i], nnplug::f32_to_bf16(probes[i]))
+                << "bf16 of bits " << std::hex << nnplug::float_bits(probes[i]);
     });
 }
 
@@ -105,7 +111,8 @@ Operands make_operands(size_t count) {
 }
 
 // A float32 backward run over the first count elements of o, at the op's slots.
-VectorRun backward_run_over(const Operands& o, size_t count, OperandAccess grad, OperandAccess weight, float* out) {
+VectorRun backward_run_over(const Operands& o, size_t count, OperandAccess grad, OperandAccess weight,
+                            float* out) {
     VectorRun run;
     run.length = static_cast<int64_t>(count);
     run.input[NNPLUG_BCE_BACKWARD_GRAD_OUTPUT] = o.grad.data();
@@ -142,7 +149,8 @@ TEST(CpuTbbKernels, BackwardEqualsTheCanonicalExpressionBitForBit) {
     const Operands o = make_operands(1000);
     for_each_target([&] {
         for (const OperandAccess grad : {OperandAccess::kContiguous, OperandAccess::kSplat})
-            for (const OperandAccess weight : {OperandAccess::kAbsent, OperandAccess::kSplat, OperandAccess::kContiguous})
+            for (const OperandAccess weight :
+                 {OperandAccess::kAbsent, OperandAccess::kSplat, OperandAccess::kContiguous})
                 for (const size_t count : {size_t{1}, size_t{15}, size_t{17}, size_t{1000}})
                     for (const float scale : {1.0f, nnplug::bce_mean_scale(static_cast<int64_t>(count))}) {
                         std::vector<float> out(count, -7.0f);
@@ -186,8 +194,8 @@ TEST(CpuTbbKernels, ForwardIsWithinRtol1e5OfFloat64WithSpecialValues) {
             double sum = 0;
             bool sum_is_nan = false;
             for (size_t i = 0; i < out.size(); ++i) {
-                const double expected =
-                    forward_reference(weight == OperandAccess::kAbsent ? 1.0 : o.weight[i], o.self[i], o.target[i]);
+                const double expected = forward_reference(
+                    weight == OperandAccess::kAbsent ? 1.0 : o.weight[i], o.self[i], o.target[i]);
                 expect_forward_close(out[i], expected, "element " + std::to_string(i));
                 sum += expected;
                 sum_is_nan = sum_is_nan || std::isnan(expected);
@@ -248,8 +256,9 @@ TEST(CpuTbbKernels, ForwardLogsAreWithinTwoUlpOnEveryTarget) {
                 const double ulp = std::ldexp(1.0, std::ilogb(expected) - 23);
                 if (std::abs(out[i] - expected) > 2.0 * ulp) {
                     ++failures;
-                    ADD_FAILURE() << "target " << target_value << ", self " << self[i] << ": " << out[i] << " vs "
-                                  << expected << " (" << std::abs(out[i] - expected) / ulp << " ulp)";
+                    ADD_FAILURE() << "target " << target_value << ", self " << self[i] << ": " << out[i]
+                                  << " vs " << expected << " (" << std::abs(out[i] - expected) / ulp
+                                  << " ulp)";
                 }
             }
         });
@@ -281,7 +290,9 @@ TEST(CpuTbbKernels, SixteenBitRunsConvertWhileComputing) {
         std::vector<uint16_t> g(333), s(333), t(333), w(333), out(333);
         Operands widened;
         for (size_t i = 0; i < 333; ++i) {
-            const auto narrow = [&](float v) { return dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(v) : nnplug::f32_to_bf16(v); };
+            const auto narrow = [&](float v) {
+                return dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(v) : nnplug::f32_to_bf16(v);
+            };
             g[i] = narrow(o.grad[i]);
             s[i] = narrow(o.self[i]);
             t[i] = narrow(o.target[i]);
@@ -306,8 +317,10 @@ TEST(CpuTbbKernels, SixteenBitRunsConvertWhileComputing) {
             run.out = out.data();
             backward(run, 1.0f);
             for (size_t i = 0; i < 333; ++i) {
-                const float expected = nnplug::bce_backward(widened.grad[i], widened.weight[i], widened.self[i], widened.target[i], 1.0f);
-                const uint16_t bits = dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
+                const float expected = nnplug::bce_backward(widened.grad[i], widened.weight[i],
+                                                            widened.self[i], widened.target[i], 1.0f);
+                const uint16_t bits =
+                    dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
                 if (std::isnan(expected)) {
                     ASSERT_TRUE(std::isnan(nnplug::load_as_f32(out.data(), dtype, static_cast<int64_t>(i))));
                 } else {

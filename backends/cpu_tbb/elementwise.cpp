@@ -20,6 +20,8 @@ constexpr int64_t kBlock = 1024;
 constexpr int64_t kStreamingBytes = int64_t{48} << 20;
 
 bool wants_streaming(const nnplug_op_desc& desc) {
+    // No dtype is wider than 4 bytes: most calls are decided without the loop.
+    if (desc.numel * 4 * desc.operand_count < kStreamingBytes) return false;
     int64_t bytes = 0;
     for (int slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& t = desc.operands[slot];

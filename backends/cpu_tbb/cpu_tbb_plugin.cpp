@@ -72,8 +72,9 @@ nnplug_status create_context(const nnplug_option* options, size_t option_count, 
             threads = value;
         } else if (key == "grain") {
             if (!sdk::parse_integer(text, kMinGrain, LLONG_MAX, value))
-                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT,
-                                 "option grain = '" + std::string(text) + "' is not a whole number >= 1024");
+                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "option grain = '" + std::string(text) +
+                                                                  "' is not a whole number >= " +
+                                                                  std::to_string(kMinGrain));
             context->grain = value;
         } else {
             return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "unknown option '" + key + "'");

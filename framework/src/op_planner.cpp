@@ -67,6 +67,7 @@ private:
     aclnnStatus check_shape();
     aclnnStatus check_attrs();
     aclnnStatus check_promotion();
+    aclDataType promoted_inputs() const;
     aclnnStatus check_data();
     void describe(nnplug_op_desc& desc) const;
 
@@ -112,6 +113,15 @@ aclnnStatus Planner::check_dtype() {
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
+    for (size_t i = 0; i < count(); ++i) {
+        const int other = schema_.operands[i].dtype_of;
+        if (other < 0 || tensor(i) == nullptr || tensor(other) == nullptr) continue;
+        if (tensor(i)->dtype != tensor(other)->dtype) {
+            set_last_error("{}: {} has dtype {} but {} has dtype {}; they must be equal", schema_.api, name(i),
+                           dtype_name(tensor(i)->dtype), name(other), dtype_name(tensor(other)->dtype));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -128,13 +138,15 @@ aclnnStatus Planner::check_format() {
 }
 
 // Outputs first, then inputs that must equal self, then the broadcasting ones, each
-// in slot order. An empty self skips the shape rules.
+// in slot order. An empty self skips the shape rules, except kEqualsIterationEvenEmpty
+// and, when the op writes a reduction over no elements, the reduced output's.
 aclnnStatus Planner::check_shape() {
-    if (self_->is_empty()) return ACLNN_SUCCESS;
+    const bool empty = self_->is_empty();
     const auto& self_shape = self_->view_dims;
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
         if (!spec.output || tensor(i) == nullptr) continue;
+        if (empty && !(is_reduced(i) && schema_.empty_reduction_written)) continue;
         const auto& shape = tensor(i)->view_dims;
         if (is_reduced(i)) {
             if (shape.empty() || (shape.size() == 1 && shape[0] == 1)) continue;
@@ -150,13 +162,16 @@ aclnnStatus Planner::check_shape() {
     }
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
-        if (spec.output || spec.shape != ShapeRule::kEqualsIteration || tensor(i) == nullptr) continue;
+        const bool equals = spec.shape == ShapeRule::kEqualsIterationEvenEmpty ||
+                            (spec.shape == ShapeRule::kEqualsIteration && !empty);
+        if (spec.output || !equals || tensor(i) == nullptr) continue;
         if (tensor(i)->view_dims != self_shape) {
             set_last_error("{}: {} shape {} must equal self shape {}", schema_.api, spec.name,
                            shape_string(tensor(i)->view_dims), shape_string(self_shape));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
+    if (empty) return ACLNN_SUCCESS;
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
         if (spec.output || spec.shape != ShapeRule::kBroadcastsTo || tensor(i) == nullptr) continue;
@@ -180,10 +195,15 @@ aclnnStatus Planner::check_attrs() {
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus Planner::check_promotion() {
+aclDataType Planner::promoted_inputs() const {
     aclDataType promoted = self_->dtype;
     for (size_t i = 0; i < count(); ++i)
         if (schema_.operands[i].promotes && tensor(i) != nullptr) promoted = promote(promoted, tensor(i)->dtype);
+    return promoted;
+}
+
+aclnnStatus Planner::check_promotion() {
+    const aclDataType promoted = promoted_inputs();
     for (size_t i = 0; i < count(); ++i) {
         if (!schema_.operands[i].output || tensor(i) == nullptr) continue;
         if (!is_floating(promoted) || !is_floating(tensor(i)->dtype)) {
@@ -197,9 +217,10 @@ aclnnStatus Planner::check_promotion() {
 
 // Data must exist for what will be read or written.
 aclnnStatus Planner::check_data() {
-    if (self_->is_empty()) return ACLNN_SUCCESS;
+    const bool empty = self_->is_empty();
     for (size_t i = 0; i < count(); ++i) {
-        if (tensor(i) != nullptr && tensor(i)->data == nullptr) {
+        const bool used = !empty || (is_reduced(i) && schema_.empty_reduction_written);
+        if (used && tensor(i) != nullptr && tensor(i)->data == nullptr) {
             set_last_error("{}: {} has no data (tensorData is null)", schema_.api, name(i));
             return ACLNN_ERR_PARAM_NULLPTR;
         }
@@ -263,6 +284,7 @@ void Planner::describe(nnplug_op_desc& desc) const {
         add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
         add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
     }
+    add_attr(desc, NNPLUG_ATTR_PROMOTED_DTYPE, static_cast<int64_t>(abi_dtype(promoted_inputs())));
 }
 
 aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {

@@ -18,6 +18,7 @@ namespace nnplug {
 enum class ShapeRule : uint8_t {
     kIteration,          // defines the iteration space (self)
     kEqualsIteration,    // must have self's shape exactly
+    kEqualsIterationEvenEmpty,  // the same, and checked even when self is empty
     kBroadcastsTo,       // broadcasts (NumPy, one-directional) to self's shape
     kIterationOrReduced  // self's shape, or [] / [1] when the reduction attribute is not none
 };
@@ -29,6 +30,7 @@ struct OperandSpec {
     ShapeRule shape;
     bool same_format;   // its format must equal self's
     bool promotes;      // takes part in the inputs' dtype promotion
+    int dtype_of = -1;  // (optional) the slot whose dtype this one's must equal, checked with the dtypes
 };
 
 struct AttrSpec {
@@ -61,6 +63,10 @@ struct OpSchema {
     std::vector<OperandSpec> operands;
     std::vector<AttrSpec> attrs;
     std::vector<Check> checks;
+    // A reduced output has a value even over no elements (mean NaN, sum 0): with an empty
+    // self its shape is still checked and the second phase writes that value. Otherwise an
+    // empty self skips the shape rules and the run does nothing.
+    bool empty_reduction_written = false;
     // (optional) a rule the tables cannot say, run after the listed checks; returns a
     // status and leaves the message, like any check.
     aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;

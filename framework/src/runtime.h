@@ -32,6 +32,7 @@ struct aclOpExecutor {
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
     bool nothing_to_run = false;    // an empty self
+    int32_t empty_reduction_slot = -1;  // with an empty self, the reduced output the run still writes
 };
 
 namespace nnplug {

@@ -3,6 +3,8 @@
 #include <memory>
 #include <new>
 
+#include <nnplug/plugin_support.h>
+
 #include "op_planner.h"
 #include "runtime.h"
 
@@ -26,6 +28,51 @@ aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema
     return ACLNN_SUCCESS;
 }
 
+// With an empty self, the reduced output of an op that writes a reduction over no
+// elements (OpSchema::empty_reduction_written), or -1.
+int32_t empty_reduction_slot(const OpSchema& schema, const nnplug_op_desc& desc, bool empty_self) {
+    if (!empty_self || !schema.empty_reduction_written) return -1;
+    for (int32_t slot = 0; slot < desc.operand_count; ++slot)
+        if (desc.operands[slot].flags & NNPLUG_OPERAND_REDUCED) return slot;
+    return -1;
+}
+
+// A reduction over no elements: the mean is NaN (0/0), the sum 0. The bit patterns are
+// static, so an asynchronous copy may read them after the call has returned.
+const void* empty_reduction_bits(int64_t reduction, int32_t dtype) {
+    static const uint32_t kZero = 0;
+    static const uint32_t kNanF32 = 0x7fc00000u;
+    static const uint16_t kNanF16 = 0x7e00u;
+    static const uint16_t kNanBf16 = 0x7fc0u;
+    if (reduction != NNPLUG_REDUCTION_MEAN) return &kZero;
+    return dtype == NNPLUG_DTYPE_F16 ? static_cast<const void*>(&kNanF16)
+           : dtype == NNPLUG_DTYPE_BF16 ? static_cast<const void*>(&kNanBf16)
+                                        : static_cast<const void*>(&kNanF32);
+}
+
+// Writes the empty reduction's value into its output, in stream order.
+aclnnStatus write_empty_reduction(Runtime& runtime, const aclOpExecutor& executor, void* stream) {
+    const nnplug_tensor& out = executor.desc.operands[executor.empty_reduction_slot];
+    const size_t bytes = nnplug_dtype_size(out.dtype);
+    void* destination = static_cast<char*>(out.data) + out.offset * static_cast<int64_t>(bytes);
+    const void* source = empty_reduction_bits(sdk::reduction(executor.desc), out.dtype);
+    const nnplug_device_i& device = runtime.device_table();
+    nnplug_status status;
+    if (device.memcpy_async != nullptr) {
+        status = device.memcpy_async(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE,
+                                     stream);
+    } else {
+        status = device.stream_synchronize(runtime.context(), stream);
+        if (status == NNPLUG_OK)
+            status = device.memcpy(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE);
+    }
+    if (status != NNPLUG_OK) {
+        runtime.fail_from_backend(executor.api, status);
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc,
                              bool nothing_to_run, uint64_t* workspace_size, aclOpExecutor** executor) {
     const nnplug_plugin& plugin = runtime.plugin();
@@ -40,6 +87,12 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
     created->device = runtime.current_device();
     created->api = schema.api;
     created->nothing_to_run = nothing_to_run;
+    created->empty_reduction_slot = empty_reduction_slot(schema, desc, nothing_to_run);
+    if (created->empty_reduction_slot >= 0) {
+        const void* data = desc.operands[created->empty_reduction_slot].data;
+        const char* what = schema.operands[static_cast<size_t>(created->empty_reduction_slot)].name;
+        if (!runtime.check_on_current_device(schema.api, what, data)) return ACLNN_ERR_PARAM_INVALID;
+    }
     if (!nothing_to_run) {
         if (const aclnnStatus status = check_operand_devices(runtime, schema, desc)) return status;
         if (op->supports != nullptr) {
@@ -85,7 +138,9 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
     if (resolved == nullptr) return ACLNN_ERR_PARAM_INVALID;
     if (const aclnnStatus status = runtime->claim(api, executor)) return status;
     aclnnStatus result = ACLNN_SUCCESS;
-    if (!executor->nothing_to_run) {
+    if (executor->empty_reduction_slot >= 0) {
+        result = write_empty_reduction(*runtime, *executor, resolved);
+    } else if (!executor->nothing_to_run) {
         const nnplug_status status = executor->op->launch(runtime->context(), executor->plan, &executor->desc,
                                                           workspace, workspace_size, resolved);
         if (status != NNPLUG_OK) {

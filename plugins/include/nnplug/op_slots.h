@@ -10,7 +10,10 @@
 
 typedef enum nnplug_op_kind {
     NNPLUG_OP_BCE_FORWARD = 0, /* aclnnBinaryCrossEntropy */
-    NNPLUG_OP_BCE_BACKWARD = 1 /* aclnnBinaryCrossEntropyBackward */
+    NNPLUG_OP_BCE_BACKWARD = 1,                  /* aclnnBinaryCrossEntropyBackward */
+    NNPLUG_OP_BCE_WITH_LOGITS = 2,               /* aclnnBinaryCrossEntropyWithLogits */
+    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,      /* aclnnBinaryCrossEntropyWithLogitsBackward */
+    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
 } nnplug_op_kind;
 
 /* aclnnBinaryCrossEntropy(self, target, weight, reduction, out) */
@@ -32,6 +35,28 @@ enum nnplug_bce_backward_slot {
     NNPLUG_BCE_BACKWARD_OPERANDS = 5
 };
 
+/* aclnnBinaryCrossEntropyWithLogits(self, target, weightOptional, posWeightOptional, reduction, out) */
+enum nnplug_bce_with_logits_slot {
+    NNPLUG_BCE_WITH_LOGITS_SELF = 0,
+    NNPLUG_BCE_WITH_LOGITS_TARGET = 1,
+    NNPLUG_BCE_WITH_LOGITS_WEIGHT = 2,     /* optional: absent means 1 */
+    NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT = 3, /* optional: absent is not the same as 1 (another order) */
+    NNPLUG_BCE_WITH_LOGITS_OUT = 4,        /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_BCE_WITH_LOGITS_OPERANDS = 5
+};
+
+/* aclnnBinaryCrossEntropyWithLogitsBackward(gradOutput, self, target, weightOptional,
+ * posWeightOptional, reduction, out), and the TargetBackward op with gradTarget in out's slot. */
+enum nnplug_bce_with_logits_backward_slot {
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF = 1,
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET = 2,
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT = 3,     /* optional: absent means 1 */
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT = 4, /* optional */
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT = 5,        /* out, or gradTarget */
+    NNPLUG_BCE_WITH_LOGITS_BACKWARD_OPERANDS = 6
+};
+
 typedef enum nnplug_reduction {
     NNPLUG_REDUCTION_NONE = 0,
     NNPLUG_REDUCTION_MEAN = 1,
@@ -44,7 +69,11 @@ typedef enum nnplug_attr_key {
     NNPLUG_ATTR_REDUCTION = 1,    /* i64, nnplug_reduction */
     NNPLUG_ATTR_SCALE = 2,        /* f64: the factor the op's result is multiplied by, 1/N
                                      for mean and 1 otherwise; float32 kernels use (float)scale */
-    NNPLUG_ATTR_REDUCE_COUNT = 3  /* i64: N, the element count the mean divides by */
+    NNPLUG_ATTR_REDUCE_COUNT = 3, /* i64: N, the element count the mean divides by */
+    NNPLUG_ATTR_PROMOTED_DTYPE = 4 /* i64, nnplug_dtype: the promoted type of the inputs that
+                                      take part in promotion; an input that does not (the
+                                      with-logits loss's weight and posWeight) is rounded to
+                                      it before it is widened to float32 */
 } nnplug_attr_key;
 
 #endif /* NNPLUG_OP_SLOTS_H */

@@ -1,0 +1,114 @@
+// aclnnBinaryCrossEntropyWithLogits, its Backward (gradient w.r.t. self) and its
+// TargetBackward (gradient w.r.t. target): their schemas and entry points.
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
+
+#include "two_phase.h"
+
+namespace nnplug {
+namespace {
+
+constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE, NNPLUG_REDUCTION_SUM,
+                                 "0 (none), 1 (mean) or 2 (sum)"};
+
+// Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
+// as self, takes part in promotion, the slot whose dtype it must equal.
+//
+// The loss checks null, dtypes, reduction, then ranks and shapes; target's shape is
+// checked even for an empty self, and the reduced out of an empty self gets the mean's
+// NaN or the sum's 0. weight and posWeight stay out of the promotion: they are rounded to
+// the promoted type of self and target (NNPLUG_ATTR_PROMOTED_DTYPE).
+OpSchema forward_schema() {
+    OpSchema schema{
+        NNPLUG_OP_BCE_WITH_LOGITS,
+        "aclnnBinaryCrossEntropyWithLogits",
+        {
+            {"self", false, false, ShapeRule::kIteration, false, true},
+            {"target", false, false, ShapeRule::kEqualsIterationEvenEmpty, false, true},
+            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, false},
+            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, false},
+            {"out", true, false, ShapeRule::kIterationOrReduced, false, false, NNPLUG_BCE_WITH_LOGITS_TARGET},
+        },
+        {kReduction},
+        {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
+    };
+    schema.empty_reduction_written = true;
+    return schema;
+}
+
+// Both gradients: null, ranks, dtypes, formats (self, target and the output agree),
+// shapes, reduction, promotion. They differ in the output's name only.
+OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* output) {
+    return OpSchema{
+        kind,
+        api,
+        {
+            {"gradOutput", false, false, ShapeRule::kBroadcastsTo, false, true},
+            {"self", false, false, ShapeRule::kIteration, true, true},
+            {"target", false, false, ShapeRule::kEqualsIteration, true, true},
+            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, true},
+            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, true},
+            {output, true, false, ShapeRule::kEqualsIteration, true, false,
+             NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET},
+        },
+        {kReduction},
+        {Check::kNull, Check::kRank, Check::kDtype, Check::kFormat, Check::kShape, Check::kAttrs,
+         Check::kPromotion},
+    };
+}
+
+const OpSchema kForward = forward_schema();
+const OpSchema kBackward = backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD,
+                                           "aclnnBinaryCrossEntropyWithLogitsBackward", "out");
+const OpSchema kTargetBackward = backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD,
+                                                 "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget");
+
+}  // namespace
+}  // namespace nnplug
+
+extern "C" {
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(const aclTensor* self, const aclTensor* target,
+                                                              const aclTensor* weightOptional,
+                                                              const aclTensor* posWeightOptional,
+                                                              int64_t reduction, aclTensor* out,
+                                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return nnplug::first_phase(nnplug::kForward, {self, target, weightOptional, posWeightOptional, out},
+                               {reduction}, workspaceSize, executor);
+}
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogits(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                              aclrtStream stream) {
+    return nnplug::second_phase(nnplug::kForward, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
+    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weightOptional,
+    const aclTensor* posWeightOptional, int64_t reduction, aclTensor* out, uint64_t* workspaceSize,
+    aclOpExecutor** executor) {
+    return nnplug::first_phase(nnplug::kBackward,
+                               {gradOutput, self, target, weightOptional, posWeightOptional, out}, {reduction},
+                               workspaceSize, executor);
+}
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackward(void* workspace, uint64_t workspaceSize,
+                                                      aclOpExecutor* executor, aclrtStream stream) {
+    return nnplug::second_phase(nnplug::kBackward, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weightOptional,
+    const aclTensor* posWeightOptional, int64_t reduction, aclTensor* gradTarget, uint64_t* workspaceSize,
+    aclOpExecutor** executor) {
+    return nnplug::first_phase(nnplug::kTargetBackward,
+                               {gradOutput, self, target, weightOptional, posWeightOptional, gradTarget},
+                               {reduction}, workspaceSize, executor);
+}
+
+aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackward(void* workspace, uint64_t workspaceSize,
+                                                            aclOpExecutor* executor, aclrtStream stream) {
+    return nnplug::second_phase(nnplug::kTargetBackward, workspace, workspaceSize, executor, stream);
+}
+
+}  // extern "C"

@@ -19,41 +19,38 @@ BroadcastPlan::BroadcastPlan(const std::vector<int64_t>& shape) : shape_(shape) 
 }
 
 void BroadcastPlan::add(const aclTensor* tensor, nnplug_tensor& out) {
-    std::vector<int64_t> strides(shape_.size(), 0);
+    assert(operand_count_ < NNPLUG_MAX_OPERANDS);
+    Operand& operand = operands_[operand_count_++];
+    operand.target = &out;
+    for (size_t k = 0; k < shape_.size(); ++k) operand.strides[k] = 0;
     if (tensor != nullptr) {
         const size_t lead = shape_.size() - tensor->view_dims.size();
         for (size_t i = 0; i < tensor->view_dims.size(); ++i)
-            strides[lead + i] = tensor->view_dims[i] == 1 ? 0 : tensor->strides[i];
+            operand.strides[lead + i] = tensor->view_dims[i] == 1 ? 0 : tensor->strides[i];
     }
-    operands_.push_back({&out, std::move(strides)});
 }
 
 void BroadcastPlan::finish(nnplug_op_desc& desc) {
     // Drop size-1 dimensions, then merge dim k into k+1 where every operand steps
-    // through k exactly as a continuation of k+1.
-    std::vector<int64_t> dims;
-    std::vector<std::vector<int64_t>> strides(operands_.size());
+    // through k exactly as a continuation of k+1. Written straight into desc.
+    int32_t ndim = 0;
     for (size_t k = 0; k < shape_.size(); ++k) {
         if (shape_[k] == 1) continue;
-        bool mergeable = !dims.empty();
-        for (size_t o = 0; o < operands_.size() && mergeable; ++o)
-            mergeable = strides[o].back() == operands_[o].strides[k] * shape_[k];
+        bool mergeable = ndim > 0;
+        for (size_t o = 0; o < operand_count_ && mergeable; ++o)
+            mergeable = operands_[o].target->strides[ndim - 1] == operands_[o].strides[k] * shape_[k];
         if (mergeable) {
-            dims.back() *= shape_[k];
-            for (size_t o = 0; o < operands_.size(); ++o) strides[o].back() = operands_[o].strides[k];
+            desc.dims[ndim - 1] *= shape_[k];
+            for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim - 1] = operands_[o].strides[k];
         } else {
-            dims.push_back(shape_[k]);
-            for (size_t o = 0; o < operands_.size(); ++o) strides[o].push_back(operands_[o].strides[k]);
+            desc.dims[ndim] = shape_[k];
+            for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim] = operands_[o].strides[k];
+            ++ndim;
         }
     }
-    desc.ndim = static_cast<int32_t>(dims.size());
+    desc.ndim = ndim;
     desc.numel = 1;
-    for (size_t k = 0; k < dims.size(); ++k) {
-        desc.dims[k] = dims[k];
-        desc.numel *= dims[k];
-    }
-    for (size_t o = 0; o < operands_.size(); ++o)
-        for (size_t k = 0; k < dims.size(); ++k) operands_[o].target->strides[k] = strides[o][k];
+    for (int32_t k = 0; k < ndim; ++k) desc.numel *= desc.dims[k];
 }
 
 }  // namespace nnplug

@@ -20,20 +20,22 @@ public:
     // The iteration space is `shape` (at most NNPLUG_MAX_DIMS dims).
     explicit BroadcastPlan(const std::vector<int64_t>& shape);
 
-    // Adds an operand that broadcasts to the shape; writes its strides into tensor
-    // once finish() runs. Null tensor: an absent operand.
+    // Adds an operand that broadcasts to the shape (at most NNPLUG_MAX_OPERANDS); writes
+    // its strides into tensor once finish() runs. Null tensor: an absent operand.
     void add(const aclTensor* tensor, nnplug_tensor& out);
 
     // Coalesces the dimensions and fills dims/ndim/numel of desc and the operands' strides.
     void finish(nnplug_op_desc& desc);
 
 private:
+    // Fixed arrays: the first phase plans every call and allocates nothing for it.
     struct Operand {
         nnplug_tensor* target;
-        std::vector<int64_t> strides;  // aligned with shape_
+        int64_t strides[NNPLUG_MAX_DIMS];  // aligned with shape_
     };
-    std::vector<int64_t> shape_;
-    std::vector<Operand> operands_;
+    const std::vector<int64_t>& shape_;
+    Operand operands_[NNPLUG_MAX_OPERANDS];
+    size_t operand_count_ = 0;
 };
 
 }  // namespace nnplug

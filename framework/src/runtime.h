@@ -86,6 +86,8 @@ public:
     // False (with "api: <what> <pointer> is memory of device d, but device c is current")
     // for a pointer allocated on a device other than the current one.
     bool check_on_current_device(const char* api, const char* what, const void* pointer) const;
+    // Whether device memory has an owner to check (there are several devices).
+    bool tracks_memory_owners() const { return !allocations_.empty(); }
 
     aclError malloc_host(void** pointer, size_t bytes);
     aclError free_host(void* pointer);

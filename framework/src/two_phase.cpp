@@ -1,5 +1,6 @@
 #include "two_phase.h"
 
+#include <cstdio>
 #include <memory>
 #include <new>
 
@@ -19,11 +20,13 @@ const nnplug_op_i* find_op(const nnplug_plugin& plugin, nnplug_op_kind kind) {
 
 // Device pointers of one device used while another is current are refused, never used.
 aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc) {
+    if (!runtime.tracks_memory_owners()) return ACLNN_SUCCESS;
     for (int slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& operand = desc.operands[slot];
         if ((operand.flags & NNPLUG_OPERAND_PRESENT) == 0) continue;
-        const std::string what = std::string(schema.operands[static_cast<size_t>(slot)].name) + " data";
-        if (!runtime.check_on_current_device(schema.api, what.c_str(), operand.data)) return ACLNN_ERR_PARAM_INVALID;
+        char what[64];
+        std::snprintf(what, sizeof what, "%s data", schema.operands[static_cast<size_t>(slot)].name);
+        if (!runtime.check_on_current_device(schema.api, what, operand.data)) return ACLNN_ERR_PARAM_INVALID;
     }
     return ACLNN_SUCCESS;
 }

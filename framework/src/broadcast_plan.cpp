@@ -14,17 +14,18 @@ bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>&
     return true;
 }
 
-BroadcastPlan::BroadcastPlan(const std::vector<int64_t>& shape) : shape_(shape) {
-    assert(shape.size() <= NNPLUG_MAX_DIMS);
+BroadcastPlan::BroadcastPlan(const std::vector<int64_t>& shape) : rank_(shape.size()) {
+    assert(rank_ <= NNPLUG_MAX_DIMS);
+    for (size_t k = 0; k < rank_; ++k) shape_[k] = shape[k];
 }
 
 void BroadcastPlan::add(const aclTensor* tensor, nnplug_tensor& out) {
     assert(operand_count_ < NNPLUG_MAX_OPERANDS);
     Operand& operand = operands_[operand_count_++];
     operand.target = &out;
-    for (size_t k = 0; k < shape_.size(); ++k) operand.strides[k] = 0;
+    for (size_t k = 0; k < rank_; ++k) operand.strides[k] = 0;
     if (tensor != nullptr) {
-        const size_t lead = shape_.size() - tensor->view_dims.size();
+        const size_t lead = rank_ - tensor->view_dims.size();
         for (size_t i = 0; i < tensor->view_dims.size(); ++i)
             operand.strides[lead + i] = tensor->view_dims[i] == 1 ? 0 : tensor->strides[i];
     }
@@ -34,7 +35,7 @@ void BroadcastPlan::finish(nnplug_op_desc& desc) {
     // Drop size-1 dimensions, then merge dim k into k+1 where every operand steps
     // through k exactly as a continuation of k+1. Written straight into desc.
     int32_t ndim = 0;
-    for (size_t k = 0; k < shape_.size(); ++k) {
+    for (size_t k = 0; k < rank_; ++k) {
         if (shape_[k] == 1) continue;
         bool mergeable = ndim > 0;
         for (size_t o = 0; o < operand_count_ && mergeable; ++o)

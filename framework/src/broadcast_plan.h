@@ -33,7 +33,8 @@ private:
         nnplug_tensor* target;
         int64_t strides[NNPLUG_MAX_DIMS];  // aligned with shape_
     };
-    const std::vector<int64_t>& shape_;
+    int64_t shape_[NNPLUG_MAX_DIMS];
+    size_t rank_;
     Operand operands_[NNPLUG_MAX_OPERANDS];
     size_t operand_count_ = 0;
 };

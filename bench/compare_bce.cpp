@@ -1,7 +1,10 @@
 // The side-by-side comparison: in one process and one run, for every case it measures
 // a STREAM triad on buffers of the same element count (the bandwidth limit), nnplug
 // through the public two-phase API, a naive scalar loop and PyTorch, interleaved and
-// best of several repetitions, and prints GB/s, elements/s and the ratios.
+// best of several repetitions, and prints GB/s, elements/s and the ratios. Cases come
+// from two op families (--ops): bce (aclnnBinaryCrossEntropy and its Backward) and
+// bce_with_logits (aclnnBinaryCrossEntropyWithLogits, its Backward and TargetBackward,
+// without weight, and with a posWeight of [classes] broadcast against [N, classes]).
 // --check compares ratios (never absolute times) with the targets and fails below them.
 #include <acl/acl.h>
 #include <oneapi/tbb/blocked_range.h>
@@ -43,6 +46,8 @@ struct Options {
     int reps = 5;
     std::vector<std::string> sizes{"1K", "64K", "1M", "16M", "64M"};
     std::vector<std::string> dtypes{"float32", "float16", "bfloat16"};
+    std::vector<std::string> ops{"bce", "bce_with_logits"};
+    int64_t classes = 1000;
     std::string compare_backend = "atlas_emu";
     std::string compare_size = "16M";
     int small_calls = 20000;
@@ -75,8 +80,40 @@ aclDataType parse_dtype(const std::string& name) {
 }
 
 std::string op_label(const BceCase& c) {
-    return std::string(c.backward ? "backward" : "forward") + " " +
-           (c.reduction == 0 ? "none" : c.reduction == 1 ? "mean" : "sum");
+    const std::string pass = !c.backward ? "forward" : c.target_grad ? "target-bwd" : "backward";
+    const std::string reduction = c.reduction == 0 ? "none" : c.reduction == 1 ? "mean" : "sum";
+    if (!c.logits) return pass + " " + reduction;
+    return "logits " + pass + " " + reduction + (c.classes > 0 ? " +pw" : "");
+}
+
+// Elements, or rows x classes for a posWeight case.
+std::string elements_label(const BceCase& c) {
+    return c.classes > 0 ? std::to_string(c.numel / c.classes) + "x" + std::to_string(c.classes) : size_label(c.numel);
+}
+
+bool selected(const Options& options, const std::string& family) {
+    return std::find(options.ops.begin(), options.ops.end(), family) != options.ops.end();
+}
+
+// The rows of each family per dtype and size. With logits: no weight; "+pw" rows have
+// a posWeight of [classes] against self [size / classes, classes].
+std::vector<BceCase> family_cases(const Options& options, aclDataType dtype, int64_t numel) {
+    std::vector<BceCase> cases;
+    if (selected(options, "bce"))
+        for (const auto& [backward, reduction] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}, std::pair{false, 1}})
+            cases.push_back({backward, reduction, dtype, numel});
+    if (selected(options, "bce_with_logits")) {
+        cases.push_back({false, 0, dtype, numel, true});
+        cases.push_back({false, 1, dtype, numel, true});
+        cases.push_back({true, 0, dtype, numel, true});
+        cases.push_back({true, 0, dtype, numel, true, true});
+        const int64_t rows = options.classes > 0 ? numel / options.classes : 0;
+        if (rows > 0) {
+            cases.push_back({false, 1, dtype, rows * options.classes, true, false, options.classes});
+            cases.push_back({true, 0, dtype, rows * options.classes, true, false, options.classes});
+        }
+    }
+    return cases;
 }
 
 // Seconds per call of fn: calls repeated until min_seconds have passed (at least once).
@@ -241,13 +278,13 @@ void print_table(const std::vector<Result>& results, bool markdown) {
         for (size_t i = 0; i < std::size(header); ++i) std::printf("---|");
         std::printf("\n");
     } else {
-        std::printf("%-15s %-9s %8s %14s %11s %14s %10s %12s %12s %12s  %s\n", header[0], header[1], header[2],
+        std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", header[0], header[1], header[2],
                     header[3], header[4], header[5], header[6], header[7], header[8], header[9], header[10]);
     }
     for (const Result& r : results) {
         const std::string cells[] = {op_label(r.c),
                                      dtype_name(r.c.dtype),
-                                     size_label(r.c.numel),
+                                     elements_label(r.c),
                                      fixed(r.nnplug * 1e6, 2),
                                      fixed(r.nnplug_gbs(), 2),
                                      fixed(static_cast<double>(r.c.numel) / r.nnplug * 1e-6, 1),
@@ -261,36 +298,39 @@ void print_table(const std::vector<Result>& results, bool markdown) {
             for (const auto& cell : cells) std::printf(" %s |", cell.c_str());
             std::printf("\n");
         } else {
-            std::printf("%-15s %-9s %8s %14s %11s %14s %10s %12s %12s %12s  %s\n", cells[0].c_str(), cells[1].c_str(),
+            std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", cells[0].c_str(), cells[1].c_str(),
                         cells[2].c_str(), cells[3].c_str(), cells[4].c_str(), cells[5].c_str(), cells[6].c_str(),
                         cells[7].c_str(), cells[8].c_str(), cells[9].c_str(), cells[10].c_str());
         }
     }
 }
 
-// One ratio target of the issue; a missing measurement (no torch, no second backend) is skipped.
+// One ratio target of the issue; a missing measurement (no torch, no second backend, an
+// op family not selected) is skipped; a case whose nnplug call failed is not met.
 struct Target {
     std::string what;
     double value;
     double minimum;
+    std::string failure = {};
 };
 
 int report_targets(const std::vector<Target>& targets, bool check) {
     int failures = 0;
     std::printf("\n%s\n", check ? "Checks (ratios only):" : "Targets:");
     for (const Target& t : targets) {
-        const bool skipped = std::isnan(t.value);
-        const bool met = !skipped && t.value >= t.minimum;
+        const bool failed = !t.failure.empty();
+        const bool skipped = !failed && std::isnan(t.value);
+        const bool met = !failed && !skipped && t.value >= t.minimum;
         if (!skipped && !met) ++failures;
         std::printf("  %-62s %8s  >= %-5s %s\n", t.what.c_str(), fixed(t.value, 2).c_str(), fixed(t.minimum, 2).c_str(),
-                    skipped ? "skipped" : met ? "met" : "NOT MET");
+                    failed ? ("NOT MET (" + t.failure + ")").c_str() : skipped ? "skipped" : met ? "met" : "NOT MET");
     }
     return failures;
 }
 
-const Result* find(const std::vector<Result>& results, bool backward, int64_t reduction, aclDataType dtype, int64_t numel) {
+const Result* find(const std::vector<Result>& results, const BceCase& key) {
     for (const Result& r : results)
-        if (r.c.backward == backward && r.c.reduction == reduction && r.c.dtype == dtype && r.c.numel == numel) return &r;
+        if (same_case(r.c, key)) return &r;
     return nullptr;
 }
 
@@ -313,13 +353,17 @@ int run(const Options& options) {
     std::vector<BceCase> cases;
     const int64_t compare_numel = parse_size(options.compare_size);
     if (options.check) {
-        cases = {{true, 0, ACL_FLOAT, 64 << 10}, {true, 0, ACL_FLOAT, compare_numel}, {true, 0, ACL_FLOAT, 64 << 20},
-                 {false, 1, ACL_FLOAT, 64 << 20}, {true, 0, ACL_FLOAT16, 64 << 20}, {true, 0, ACL_BF16, 64 << 20}};
+        if (selected(options, "bce"))
+            cases = {{true, 0, ACL_FLOAT, 64 << 10}, {true, 0, ACL_FLOAT, compare_numel}, {true, 0, ACL_FLOAT, 64 << 20},
+                     {false, 1, ACL_FLOAT, 64 << 20}, {true, 0, ACL_FLOAT16, 64 << 20}, {true, 0, ACL_BF16, 64 << 20}};
+        if (selected(options, "bce_with_logits")) {
+            cases.push_back({true, 0, ACL_FLOAT, 64 << 20, true});
+            cases.push_back({false, 1, ACL_FLOAT, 64 << 20, true});
+        }
     } else {
         for (const auto& dtype : options.dtypes)
             for (const auto& size : options.sizes)
-                for (const auto& [backward, reduction] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}, std::pair{false, 1}})
-                    cases.push_back({backward, reduction, parse_dtype(dtype), parse_size(size)});
+                for (const BceCase& c : family_cases(options, parse_dtype(dtype), parse_size(size))) cases.push_back(c);
     }
 
     std::vector<Result> results;
@@ -343,7 +387,7 @@ int run(const Options& options) {
     // The second backend on the float32 backward of compare_size elements.
     const BceCase compared{true, 0, ACL_FLOAT, compare_numel};
     double compared_ratio = kNotMeasured;
-    const Result* own = find(results, true, 0, ACL_FLOAT, compare_numel);
+    const Result* own = find(results, compared);
     if (!options.compare_backend.empty() && own != nullptr) {
         Session session(options.compare_backend, threads);
         if (session.ok()) {
@@ -366,20 +410,27 @@ int run(const Options& options) {
                     op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
                     options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
 
-    const auto ratio_to_triad = [&](bool backward, int64_t reduction, aclDataType dtype, int64_t numel) {
-        const Result* r = find(results, backward, reduction, dtype, numel);
-        return r ? r->nnplug_gbs() / r->triad_gbs() : kNotMeasured;
+    // A case's GB/s over the triad's: skipped when the case was not run, not met when nnplug failed on it.
+    const auto triad_target = [&](const BceCase& key, double minimum) {
+        const Result* r = find(results, key);
+        Target target{op_label(key) + " " + dtype_name(key.dtype) + " " + size_label(key.numel) +
+                          ": GB/s over triad GB/s",
+                      r ? r->nnplug_gbs() / r->triad_gbs() : kNotMeasured, minimum};
+        if (r && std::isnan(r->nnplug)) target.failure = "nnplug failed";
+        return target;
     };
-    const Result* in_cache = find(results, true, 0, ACL_FLOAT, 64 << 10);
+    const Result* in_cache = find(results, {true, 0, ACL_FLOAT, 64 << 10});
     const double torch_speedup = in_cache ? in_cache->torch / in_cache->nnplug : kNotMeasured;
     const std::vector<Target> targets = {
-        {"backward none float32 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_FLOAT, 64 << 20), 0.85},
-        {"forward mean float32 64M: GB/s over triad GB/s", ratio_to_triad(false, 1, ACL_FLOAT, 64 << 20), 0.80},
-        {"backward none float16 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_FLOAT16, 64 << 20), 0.75},
-        {"backward none bfloat16 64M: GB/s over triad GB/s", ratio_to_triad(true, 0, ACL_BF16, 64 << 20), 0.75},
+        triad_target({true, 0, ACL_FLOAT, 64 << 20}, 0.85),
+        triad_target({false, 1, ACL_FLOAT, 64 << 20}, 0.80),
+        triad_target({true, 0, ACL_FLOAT16, 64 << 20}, 0.75),
+        triad_target({true, 0, ACL_BF16, 64 << 20}, 0.75),
         {"backward none float32 64K: PyTorch time over nnplug time", torch_speedup, 3.0},
         {options.compare_backend + " over cpu_tbb elements/s, backward float32 " + options.compare_size,
          compared_ratio, 0.25},
+        triad_target({true, 0, ACL_FLOAT, 64 << 20, true}, 0.85),
+        triad_target({false, 1, ACL_FLOAT, 64 << 20, true}, 0.70),
     };
     const int failures = report_targets(targets, options.check);
     if (!std::isnan(small.median_us))
@@ -398,6 +449,11 @@ int main(int argc, char** argv) {
     app.add_option("--reps", options.reps, "repetitions; the best one counts")->check(CLI::PositiveNumber);
     app.add_option("--sizes", options.sizes, "element counts, e.g. 1K 64K 16M")->delimiter(',');
     app.add_option("--dtypes", options.dtypes, "float32, float16, bfloat16")->delimiter(',');
+    app.add_option("--ops", options.ops, "op families: bce, bce_with_logits")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"bce", "bce_with_logits"}));
+    app.add_option("--classes", options.classes, "posWeight length C of the [N, C] with-logits cases (0: none)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--compare-backend", options.compare_backend, "a second backend to compare with ('' for none)");
     app.add_option("--compare-size", options.compare_size, "element count of that comparison");
     app.add_option("--small-calls", options.small_calls, "single 1K calls timed for the median")->check(CLI::PositiveNumber);

@@ -1,6 +1,7 @@
 // The binary cross-entropy written as a plain single-threaded loop over the raw
-// buffers, element by element with the scalar SDK helpers: the baseline a user
-// would write without a library.
+// buffers, element by element with the scalar SDK helpers (bce_math.h, and
+// bce_with_logits_math.h for the loss on logits): the baseline a user would write
+// without a library.
 #pragma once
 
 #include "bce_call.h"

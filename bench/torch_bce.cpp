@@ -3,6 +3,7 @@
 #ifdef NNPLUG_BENCH_WITH_TORCH
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cstring>
 #endif
@@ -41,12 +42,61 @@ private:
     at::Tensor grad_, self_, target_, weight_, out_;
 };
 
+at::Tensor as_tensor(const std::vector<uint8_t>& bytes, aclDataType dtype, at::IntArrayRef shape) {
+    const auto type = dtype == ACL_FLOAT ? at::kFloat : dtype == ACL_FLOAT16 ? at::kHalf : at::kBFloat16;
+    auto tensor = at::empty(shape, type);
+    std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
+    return tensor;
+}
+
+// The loss on logits in the case's dtype: the forward is PyTorch's composite
+// binary_cross_entropy_with_logits (it allocates its result); PyTorch 1.13 has no ATen
+// op for either gradient, so a backward is autograd's node of that forward, run again
+// on the retained graph: only the gradient is timed, not the forward that built it.
+class LibtorchLogitsCase : public TorchCase {
+public:
+    LibtorchLogitsCase(const BceCase& c, const HostOperands& host) : case_(c) {
+        const std::vector<int64_t> shape =
+            c.classes > 0 ? std::vector<int64_t>{c.numel / c.classes, c.classes} : std::vector<int64_t>{c.numel};
+        self_ = as_tensor(host.self, c.dtype, shape);
+        target_ = as_tensor(host.target, c.dtype, shape);
+        if (c.classes > 0) pos_weight_ = as_tensor(host.pos_weight, c.dtype, {c.classes});
+        if (!c.backward) return;
+        grad_ = as_tensor(host.grad, c.dtype, c.reduction == 0 ? at::IntArrayRef(shape) : at::IntArrayRef{});
+        input_ = c.target_grad ? target_ : self_;
+        input_.requires_grad_(true);
+        loss_ = at::binary_cross_entropy_with_logits(self_, target_, c10::nullopt, pos_weight_, c.reduction);
+    }
+    void call() override {
+        if (case_.backward)
+            out_ = torch::autograd::grad({loss_}, {input_}, {grad_}, /*retain_graph=*/true)[0];
+        else
+            out_ = at::binary_cross_entropy_with_logits(self_, target_, c10::nullopt, pos_weight_, case_.reduction);
+    }
+
+private:
+    BceCase case_;
+    at::Tensor grad_, self_, target_, input_, loss_, out_;
+    c10::optional<at::Tensor> pos_weight_;
+};
+
 }  // namespace
 
 bool torch_available(std::string&) { return true; }
 void torch_set_threads(int threads) { at::set_num_threads(threads); }
 
 std::unique_ptr<TorchCase> make_torch_case(const BceCase& c, const HostOperands& host, std::string& why_not) {
+    if (c.logits) {  // composite ops: whether 16-bit runs is known by trying
+        try {
+            auto torch_case = std::make_unique<LibtorchLogitsCase>(c, host);
+            torch_case->call();
+            return torch_case;
+        } catch (const c10::Error& error) {
+            const std::string message = error.what_without_backtrace();
+            why_not = "PyTorch 1.13: " + message.substr(0, message.find('\n'));
+            return nullptr;
+        }
+    }
     if (c.dtype != ACL_FLOAT) {
         why_not = "PyTorch 1.13 has no CPU " + dtype_name(c.dtype) + " kernel";
         return nullptr;

@@ -1,5 +1,7 @@
-// nnplug_train: trains a binary classifier with the loss and its gradient computed by
-// aclnnBinaryCrossEntropy / aclnnBinaryCrossEntropyBackward on the backend the config names.
+// nnplug_train: trains a binary classifier with the loss and its gradient computed on the
+// backend the config names: aclnnBinaryCrossEntropyWithLogits / ...WithLogitsBackward on the
+// model's logits (loss: bce_with_logits), or aclnnBinaryCrossEntropy / ...Backward on its
+// sigmoid outputs (loss: bce).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -28,8 +30,8 @@ std::filesystem::path share_folder() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Trains a binary classifier; the BCE loss and its gradient run on the nnplug backend the config "
-                 "selects.",
+    CLI::App app{"Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
+                 "nnplug backend the config selects.",
                  "nnplug_train"};
     const auto share = share_folder();
     std::string config_path = (share / "configs" / "train_cpu.yaml").string();

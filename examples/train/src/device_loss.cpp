@@ -2,6 +2,8 @@
 
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -33,6 +35,12 @@ void* device_buffer(int64_t floats) {
 
 }  // namespace
 
+LossKind loss_kind(const std::string& name) {
+    if (name == "bce") return LossKind::kBce;
+    if (name == "bce_with_logits") return LossKind::kBceWithLogits;
+    throw std::invalid_argument(fmt::format("loss '{}' is not bce or bce_with_logits", name));
+}
+
 AclSession::AclSession(const char* config_path, int32_t device) : device_(device) {
     check(aclInit(config_path), "aclInit");
     if (const aclError status = aclrtSetDevice(device_)) {
@@ -47,10 +55,13 @@ AclSession::~AclSession() {
     aclFinalize();
 }
 
-DeviceBceLoss::DeviceBceLoss(int64_t capacity) : capacity_(capacity) {
+DeviceBceLoss::DeviceBceLoss(int64_t capacity, LossKind kind, std::optional<float> pos_weight)
+    : capacity_(capacity), kind_(kind), has_pos_weight_(pos_weight.has_value()) {
+    if (has_pos_weight_ && kind_ != LossKind::kBceWithLogits)
+        throw std::logic_error("aclnnBinaryCrossEntropy takes no posWeight: fold it into the sample weights");
     try {
         check(aclrtCreateStream(&stream_), "aclrtCreateStream");
-        probabilities_ = device_buffer(capacity);
+        outputs_ = device_buffer(capacity);
         targets_ = device_buffer(capacity);
         weights_ = device_buffer(capacity);
         grad_self_ = device_buffer(capacity);
@@ -59,6 +70,11 @@ DeviceBceLoss::DeviceBceLoss(int64_t capacity) : capacity_(capacity) {
         const float one = 1.0f;
         check(aclrtMemcpy(grad_output_, sizeof(float), &one, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
               "aclrtMemcpy");
+        if (has_pos_weight_) {
+            pos_weight_ = device_buffer(1);
+            check(aclrtMemcpy(pos_weight_, sizeof(float), &*pos_weight, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+                  "aclrtMemcpy");
+        }
     } catch (...) {
         release();
         throw;
@@ -71,11 +87,13 @@ void DeviceBceLoss::release() {
     for (auto& [count, shape] : executors_) {
         if (shape.forward) aclDestroyAclOpExecutor(shape.forward);
         if (shape.backward) aclDestroyAclOpExecutor(shape.backward);
-        for (aclTensor* tensor : {shape.self, shape.target, shape.weight, shape.loss, shape.grad_output, shape.grad_self})
+        for (aclTensor* tensor :
+             {shape.self, shape.target, shape.weight, shape.pos_weight, shape.loss, shape.grad_output, shape.grad_self})
             if (tensor) aclDestroyTensor(tensor);
     }
     executors_.clear();
-    for (void** buffer : {&probabilities_, &targets_, &weights_, &grad_self_, &loss_, &grad_output_, &workspace_}) {
+    for (void** buffer :
+         {&outputs_, &targets_, &weights_, &grad_self_, &loss_, &grad_output_, &pos_weight_, &workspace_}) {
         if (*buffer) aclrtFree(*buffer);
         *buffer = nullptr;
     }
@@ -95,49 +113,71 @@ void DeviceBceLoss::reserve_workspace(uint64_t bytes) {
 DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool with_backward) {
     ShapeExecutors& shape = executors_[count];
     if (shape.forward == nullptr) {
-        shape.self = vector_tensor(probabilities_, count);
+        shape.self = vector_tensor(outputs_, count);
         shape.target = vector_tensor(targets_, count);
         shape.weight = vector_tensor(weights_, count);
+        // posWeight of shape [1]: it broadcasts to self's [count].
+        if (has_pos_weight_) shape.pos_weight = vector_tensor(pos_weight_, 1);
         shape.loss = vector_tensor(loss_, 1);
-        check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionMean,
-                                                      shape.loss, &shape.forward_workspace, &shape.forward),
-              "aclnnBinaryCrossEntropyGetWorkspaceSize");
+        if (kind_ == LossKind::kBceWithLogits)
+            check(aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(shape.self, shape.target, shape.weight,
+                                                                    shape.pos_weight, kReductionMean, shape.loss,
+                                                                    &shape.forward_workspace, &shape.forward),
+                  "aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize");
+        else
+            check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionMean,
+                                                          shape.loss, &shape.forward_workspace, &shape.forward),
+                  "aclnnBinaryCrossEntropyGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.forward), "aclSetAclOpExecutorRepeatable");
         reserve_workspace(shape.forward_workspace);
     }
     if (with_backward && shape.backward == nullptr) {
         shape.grad_output = vector_tensor(grad_output_, 1);
         shape.grad_self = vector_tensor(grad_self_, count);
-        check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(shape.grad_output, shape.self, shape.target,
-                                                              shape.weight, kReductionMean, shape.grad_self,
-                                                              &shape.backward_workspace, &shape.backward),
-              "aclnnBinaryCrossEntropyBackwardGetWorkspaceSize");
+        if (kind_ == LossKind::kBceWithLogits)
+            check(aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
+                      shape.grad_output, shape.self, shape.target, shape.weight, shape.pos_weight, kReductionMean,
+                      shape.grad_self, &shape.backward_workspace, &shape.backward),
+                  "aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize");
+        else
+            check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(shape.grad_output, shape.self, shape.target,
+                                                                  shape.weight, kReductionMean, shape.grad_self,
+                                                                  &shape.backward_workspace, &shape.backward),
+                  "aclnnBinaryCrossEntropyBackwardGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.backward), "aclSetAclOpExecutorRepeatable");
         reserve_workspace(shape.backward_workspace);
     }
     return shape;
 }
 
-float DeviceBceLoss::run(const float* probabilities, const float* targets, const float* weights, int64_t count,
-                         float* grad_probabilities) {
+float DeviceBceLoss::run(const float* outputs, const float* targets, const float* weights, int64_t count,
+                         float* grad_outputs) {
     if (count < 1 || count > capacity_)
         throw std::logic_error(fmt::format("batch of {} samples for a loss of capacity {}", count, capacity_));
-    const bool with_backward = grad_probabilities != nullptr;
+    const bool with_backward = grad_outputs != nullptr;
     ShapeExecutors& shape = executors_for(count, with_backward);
     const size_t bytes = static_cast<size_t>(count) * sizeof(float);
     const size_t capacity_bytes = static_cast<size_t>(capacity_) * sizeof(float);
-    check(aclrtMemcpy(probabilities_, capacity_bytes, probabilities, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
+    check(aclrtMemcpy(outputs_, capacity_bytes, outputs, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
     check(aclrtMemcpy(targets_, capacity_bytes, targets, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
     check(aclrtMemcpy(weights_, capacity_bytes, weights, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
-    check(aclnnBinaryCrossEntropy(workspace_, workspace_bytes_, shape.forward, stream_), "aclnnBinaryCrossEntropy");
-    if (with_backward)
-        check(aclnnBinaryCrossEntropyBackward(workspace_, workspace_bytes_, shape.backward, stream_),
-              "aclnnBinaryCrossEntropyBackward");
+    if (kind_ == LossKind::kBceWithLogits) {
+        check(aclnnBinaryCrossEntropyWithLogits(workspace_, workspace_bytes_, shape.forward, stream_),
+              "aclnnBinaryCrossEntropyWithLogits");
+        if (with_backward)
+            check(aclnnBinaryCrossEntropyWithLogitsBackward(workspace_, workspace_bytes_, shape.backward, stream_),
+                  "aclnnBinaryCrossEntropyWithLogitsBackward");
+    } else {
+        check(aclnnBinaryCrossEntropy(workspace_, workspace_bytes_, shape.forward, stream_), "aclnnBinaryCrossEntropy");
+        if (with_backward)
+            check(aclnnBinaryCrossEntropyBackward(workspace_, workspace_bytes_, shape.backward, stream_),
+                  "aclnnBinaryCrossEntropyBackward");
+    }
     check(aclrtSynchronizeStream(stream_), "aclrtSynchronizeStream");
     float loss = 0;
     check(aclrtMemcpy(&loss, sizeof(float), loss_, sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
     if (with_backward)
-        check(aclrtMemcpy(grad_probabilities, bytes, grad_self_, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
+        check(aclrtMemcpy(grad_outputs, bytes, grad_self_, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
     return loss;
 }
 

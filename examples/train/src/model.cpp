@@ -4,7 +4,7 @@
 
 namespace train {
 
-Model::Model(int64_t inputs, const std::vector<int64_t>& hidden) {
+Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output) : output_(output) {
     sizes_.push_back(inputs);
     sizes_.insert(sizes_.end(), hidden.begin(), hidden.end());
     sizes_.push_back(1);
@@ -51,16 +51,22 @@ const Eigen::VectorXf& Model::forward(const float* batch, int64_t rows) {
     probabilities_.resize(rows);
     const RowMatrix& logits = outputs_.back();
     for (int64_t i = 0; i < rows; ++i) probabilities_[i] = 1.0f / (1.0f + std::exp(-logits(i, 0)));
-    return probabilities_;
+    if (output_ == ModelOutput::kProbability) return probabilities_;
+    logits_ = Eigen::Map<const Eigen::VectorXf>(logits.data(), rows);
+    return logits_;
 }
 
-void Model::backward(const float* grad_probabilities) {
-    // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
+void Model::backward(const float* grad_outputs) {
     RowMatrix& top = deltas_.back();
     top.resize(rows_, 1);
-    for (int64_t i = 0; i < rows_; ++i) {
-        const float p = probabilities_[i];
-        top(i, 0) = grad_probabilities[i] * (p * (1.0f - p));
+    if (output_ == ModelOutput::kLogit) {
+        for (int64_t i = 0; i < rows_; ++i) top(i, 0) = grad_outputs[i];
+    } else {
+        // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
+        for (int64_t i = 0; i < rows_; ++i) {
+            const float p = probabilities_[i];
+            top(i, 0) = grad_outputs[i] * (p * (1.0f - p));
+        }
     }
     for (size_t l = layers_.size(); l-- > 0;) {
         const Layer& layer = layers_[l];

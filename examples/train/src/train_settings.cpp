@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -101,7 +102,7 @@ struct KeyContext {
     std::string choice(const std::vector<std::string>& choices) const {
         const std::string value = node.IsScalar() ? node.Scalar() : "";
         if (std::find(choices.begin(), choices.end(), value) == choices.end())
-            fail(fmt::format("one of {}", fmt::join(choices, ", ")));
+            fail(fmt::format("one of {}{}", fmt::join(choices, ", "), did_you_mean(value, choices)));
         return value;
     }
 };
@@ -141,6 +142,7 @@ const std::map<std::string, KeyReader>& key_readers() {
                  s.hidden.push_back(size);
              }
          }},
+        {"loss", [](const KeyContext& c, TrainSettings& s) { s.loss = c.choice({"bce_with_logits", "bce"}); }},
         {"optimizer.kind", [](const KeyContext& c, TrainSettings& s) { s.optimizer = c.choice({"adam", "sgd"}); }},
         {"optimizer.lr", [](const KeyContext& c, TrainSettings& s) { s.learning_rate = c.number(0, true); }},
         {"optimizer.momentum", [](const KeyContext& c, TrainSettings& s) { s.momentum = c.number(0, false, 0.999999); }},
@@ -163,6 +165,22 @@ const std::map<std::string, KeyReader>& key_readers() {
                  c.fail("balanced, none, or two positive weights [w0, w1]");
              }
              s.class_weights = spec;
+         }},
+        {"train.pos_weight", [](const KeyContext& c, TrainSettings& s) {
+             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+                 s.pos_weight = "none";
+                 return;
+             }
+             const std::string spec = c.node.IsScalar() ? c.node.Scalar() : "";
+             std::optional<float> value;
+             try {
+                 value = pos_weight_value(spec, 1, 1);
+             } catch (const std::invalid_argument&) {
+                 c.fail(fmt::format("none, balanced, or a number > 0 (the positives' loss multiplier){}",
+                                    did_you_mean(spec, {"none", "balanced"})));
+             }
+             // A number is kept in one spelling, so "2.50" and "2.5" are the same run.
+             s.pos_weight = spec == "none" || spec == "balanced" ? spec : fmt::format("{}", *value);
          }},
         {"checkpoint.every", [](const KeyContext& c, TrainSettings& s) { s.checkpoint_every = c.whole(0); }},
         {"output.dir", [](const KeyContext& c, TrainSettings& s) { s.output_dir = c.text(); }},
@@ -272,6 +290,15 @@ TrainSettings read_train_settings(const ConfigDocument& document,
         throw std::runtime_error(fmt::format("{}: model.kind is mlp but model.hidden lists no layer sizes",
                                              document.source.string()));
     if (settings.model_kind == "logistic") settings.hidden.clear();
+    if (settings.pos_weight == "balanced" && settings.class_weights == "balanced") {
+        // Both rebalance the classes: together they would weight the positives by the class
+        // ratio twice over.
+        const std::string key = "train.pos_weight";
+        throw std::runtime_error(fmt::format(
+            "{}: key '{}' is balanced and train.class_weights is balanced too, which weights the positives "
+            "twice; set train.class_weights to none (or give pos_weight a number)",
+            position(document, key, leaves.at(key)), key));
+    }
 
     if (!settings.synthetic) {
         if (settings.data_path.empty())
@@ -323,6 +350,7 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Train
         {"data.test_fraction", fmt::format("{}", s.test_fraction)},
         {"data.synthetic", s.synthetic ? fmt::format("{},{}", s.synthetic->rows, s.synthetic->features) : ""},
         {"data.synthetic_noise", s.synthetic ? fmt::format("{}", s.synthetic_noise) : ""},
+        {"loss", s.loss},
         {"model.kind", s.model_kind},
         {"model.hidden", fmt::format("[{}]", fmt::join(s.hidden, ","))},
         {"optimizer.kind", s.optimizer},
@@ -335,6 +363,7 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Train
         {"train.batch_size", fmt::format("{}", s.batch_size)},
         {"train.seed", fmt::format("{}", s.seed)},
         {"train.class_weights", s.class_weights},
+        {"train.pos_weight", s.pos_weight},
     };
     std::sort(lines.begin(), lines.end());
     return lines;
@@ -377,6 +406,22 @@ std::pair<float, float> class_weight_values(const std::string& spec, int64_t neg
         }
     }
     throw std::invalid_argument(fmt::format("class weights '{}' are not balanced, none or 'w0,w1'", spec));
+}
+
+std::optional<float> pos_weight_value(const std::string& spec, int64_t negatives, int64_t positives) {
+    if (spec == "none") return std::nullopt;
+    if (spec == "balanced") {
+        if (positives == 0 || negatives == 0) return std::nullopt;  // one class: nothing to balance
+        return static_cast<float>(static_cast<double>(negatives) / static_cast<double>(positives));
+    }
+    try {
+        size_t used = 0;
+        const double value = std::stod(spec, &used);
+        const float rounded = static_cast<float>(value);
+        if (used == spec.size() && std::isfinite(rounded) && rounded > 0) return rounded;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument(fmt::format("pos_weight '{}' is not none, balanced or a number > 0", spec));
 }
 
 }  // namespace train

@@ -29,6 +29,9 @@ struct TrainSettings {
     // model
     std::string model_kind = "logistic";  // logistic or mlp
     std::vector<int64_t> hidden;          // hidden layer sizes of the mlp (ReLU)
+    // loss: bce_with_logits (the model emits logits; aclnnBinaryCrossEntropyWithLogits and its
+    // Backward) or bce (a sigmoid output layer; aclnnBinaryCrossEntropy and its Backward)
+    std::string loss = "bce_with_logits";
     // optimizer
     std::string optimizer = "adam";       // adam or sgd (with momentum)
     double learning_rate = 0.01;
@@ -42,6 +45,7 @@ struct TrainSettings {
     int64_t batch_size = 32;
     uint64_t seed = 42;
     std::string class_weights = "balanced";  // balanced, none, or "w0,w1"
+    std::string pos_weight = "none";         // none, balanced, or a number > 0 (as text)
     // checkpoints and outputs
     int64_t checkpoint_every = 10;        // epochs; 0: only on SIGINT/SIGTERM
     std::filesystem::path output_dir = "train_output";
@@ -84,5 +88,10 @@ SyntheticShape parse_synthetic_shape(const std::string& text);
 
 // The class weights (w0, w1) for label counts of the training split.
 std::pair<float, float> class_weight_values(const std::string& spec, int64_t negatives, int64_t positives);
+
+// The positive-class weight for label counts of the training split: empty for "none", the
+// number for a number > 0, negatives / positives for "balanced" (empty with one class only);
+// throws std::invalid_argument for anything else.
+std::optional<float> pos_weight_value(const std::string& spec, int64_t negatives, int64_t positives);
 
 }  // namespace train

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "checkpoint.h"
@@ -106,10 +107,19 @@ int run_training(const RunRequest& request) {
     const int64_t features = split.train.features.cols();
     const auto class_weights =
         class_weight_values(settings.class_weights, train_rows - split.train.positives(), split.train.positives());
-    const Eigen::VectorXf train_weights = sample_weights(split.train.labels, class_weights);
-    const Eigen::VectorXf test_weights = sample_weights(split.test.labels, class_weights);
+    const std::optional<float> pos_weight =
+        pos_weight_value(settings.pos_weight, train_rows - split.train.positives(), split.train.positives());
+    const LossKind loss_kind_used = loss_kind(settings.loss);
+    // bce_with_logits hands pos_weight to the ops as posWeight. aclnnBinaryCrossEntropy has
+    // none; for 0/1 labels posWeight p is the same as multiplying the positives' weights by
+    // p, so bce folds it into the sample weights and both losses train on the same objective.
+    auto sample_class_weights = class_weights;
+    if (pos_weight && loss_kind_used == LossKind::kBce) sample_class_weights.second *= *pos_weight;
+    const Eigen::VectorXf train_weights = sample_weights(split.train.labels, sample_class_weights);
+    const Eigen::VectorXf test_weights = sample_weights(split.test.labels, sample_class_weights);
 
-    Model model(features, settings.hidden);
+    Model model(features, settings.hidden,
+                loss_kind_used == LossKind::kBceWithLogits ? ModelOutput::kLogit : ModelOutput::kProbability);
     RandomStream init_random(settings.seed);
     model.initialize(init_random);
     Optimizer optimizer(settings, model.parameters().size());
@@ -138,14 +148,21 @@ int run_training(const RunRequest& request) {
     fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text,
                model.parameters().size(), settings.optimizer, settings.learning_rate, settings.batch_size,
                request.backend);
+    fmt::print("Loss: {} ({}), pos_weight {}\n", settings.loss,
+               loss_kind_used == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
+                                                          : "aclnnBinaryCrossEntropy on probabilities",
+               pos_weight ? fmt::format("{:.4g}{}", *pos_weight,
+                                        loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
+                          : std::string("none"));
 
     const int64_t batch_size = std::min(settings.batch_size, train_rows);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
-    DeviceBceLoss loss(std::max(batch_size, evaluation_chunk));
+    DeviceBceLoss loss(std::max(batch_size, evaluation_chunk), loss_kind_used,
+                       loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt);
 
     // Buffers reused by every batch: no allocation inside the loop.
     FeatureMatrix batch(batch_size, features);
-    Eigen::VectorXf batch_targets(batch_size), batch_weights(batch_size), grad_probabilities(batch_size);
+    Eigen::VectorXf batch_targets(batch_size), batch_weights(batch_size), grad_outputs(batch_size);
     Eigen::VectorXf test_scores(test_rows);
     std::vector<int64_t> order(static_cast<size_t>(train_rows));
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
@@ -155,9 +172,9 @@ int run_training(const RunRequest& request) {
         double loss_sum = 0;
         for (int64_t start = 0; start < test_rows; start += evaluation_chunk) {
             const int64_t rows = std::min(evaluation_chunk, test_rows - start);
-            const Eigen::VectorXf& probabilities = model.forward(split.test.features.row(start).data(), rows);
-            test_scores.segment(start, rows) = probabilities;
-            loss_sum += static_cast<double>(loss.run(probabilities.data(), split.test.labels.data() + start,
+            const Eigen::VectorXf& outputs = model.forward(split.test.features.row(start).data(), rows);
+            test_scores.segment(start, rows) = model.probabilities();
+            loss_sum += static_cast<double>(loss.run(outputs.data(), split.test.labels.data() + start,
                                                      test_weights.data() + start, rows, nullptr)) *
                         static_cast<double>(rows);
         }
@@ -207,13 +224,15 @@ int run_training(const RunRequest& request) {
                 batch_targets[i] = split.train.labels[source];
                 batch_weights[i] = train_weights[source];
             }
-            const Eigen::VectorXf& probabilities = model.forward(batch.data(), rows);
-            const float batch_loss = loss.run(probabilities.data(), batch_targets.data(), batch_weights.data(), rows,
-                                              grad_probabilities.data());
+            const Eigen::VectorXf& outputs = model.forward(batch.data(), rows);
+            const float batch_loss =
+                loss.run(outputs.data(), batch_targets.data(), batch_weights.data(), rows, grad_outputs.data());
+            // Predictions: sigmoid(logit) >= 0.5 with either loss.
+            const Eigen::VectorXf& probabilities = model.probabilities();
             for (int64_t i = 0; i < rows; ++i) state.partial_correct += (probabilities[i] >= 0.5f) == (batch_targets[i] == 1.0f);
             state.partial_loss_sum += static_cast<double>(batch_loss) * static_cast<double>(rows);
             state.partial_seen += rows;
-            model.backward(grad_probabilities.data());
+            model.backward(grad_outputs.data());
             model.add_weight_decay(static_cast<float>(settings.weight_decay));
             optimizer.step(model.parameters(), model.gradients());
             epoch_samples += rows;

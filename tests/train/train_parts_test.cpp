@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "classification_metrics.h"
 #include "dataset.h"
+#include "device_loss.h"
 #include "model.h"
 #include "optimizer.h"
 #include "train_settings.h"
@@ -170,6 +171,136 @@ TEST(TrainModel, MlpGradientsMatchFiniteDifferences) {
     }
 }
 
+// Mean weighted BCE on logits, in double: w * [(1 - y) z - (1 + (p - 1) y) log sigmoid(z)].
+double host_logit_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y, const Eigen::VectorXf& w,
+                       double pos_weight) {
+    const Eigen::VectorXf& z = model.forward(x.data(), x.rows());
+    double sum = 0;
+    for (Eigen::Index i = 0; i < y.size(); ++i) {
+        const double logit = z[i];
+        const double log_sigmoid = std::min(logit, 0.0) - std::log1p(std::exp(-std::abs(logit)));
+        sum += w[i] * ((1 - y[i]) * logit - (1 + (pos_weight - 1) * y[i]) * log_sigmoid);
+    }
+    return sum / static_cast<double>(y.size());
+}
+
+// A tiny MLP, its batch and the parameters' central differences of a double loss.
+struct TinyProblem {
+    FeatureMatrix x{6, 3};
+    Eigen::VectorXf y{6}, w{6};
+    TinyProblem() {
+        RandomStream random(5);
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = 2 * random.uniform() - 1;
+        y << 0, 1, 1, 0, 1, 0;
+        w << 1, 2, 1, 0.5f, 1, 1;
+    }
+    Model model(ModelOutput output) const {
+        RandomStream random(5);
+        for (Eigen::Index i = 0; i < x.size(); ++i) random.uniform();  // as the MLP test draws them
+        Model m(3, {4, 3}, output);
+        m.initialize(random);
+        return m;
+    }
+    template <typename Loss>
+    static std::vector<double> finite_differences(Model& model, const Loss& loss) {
+        std::vector<double> result;
+        for (size_t k = 0; k < model.parameters().size(); ++k) {
+            const float saved = model.parameters()[k];
+            const float h = 1e-2f;
+            model.parameters()[k] = saved + h;
+            const double up = loss(model);
+            model.parameters()[k] = saved - h;
+            const double down = loss(model);
+            model.parameters()[k] = saved;
+            result.push_back((up - down) / (2 * h));
+        }
+        return result;
+    }
+};
+
+TEST(TrainModel, LogitOutputGradientsMatchFiniteDifferences) {
+    const TinyProblem problem;
+    for (const double pos_weight : {1.0, 2.5}) {
+        Model model = problem.model(ModelOutput::kLogit);
+        // dL/dz of the mean weighted BCE on logits: w * (sigmoid(z) (1 + (p - 1) y) - p y) / N.
+        const Eigen::VectorXf z = model.forward(problem.x.data(), problem.x.rows());
+        const Eigen::VectorXf probabilities = model.probabilities();
+        Eigen::VectorXf grad_z(6);
+        for (int i = 0; i < 6; ++i) {
+            const double s = 1 / (1 + std::exp(-static_cast<double>(z[i])));
+            EXPECT_NEAR(probabilities[i], s, 1e-6);
+            grad_z[i] = static_cast<float>(problem.w[i] * (s * (1 + (pos_weight - 1) * problem.y[i]) -
+                                                           pos_weight * problem.y[i]) / 6.0);
+        }
+        model.backward(grad_z.data());
+        const std::vector<float> analytic = model.gradients();
+        const auto numeric = TinyProblem::finite_differences(
+            model, [&](Model& m) { return host_logit_loss(m, problem.x, problem.y, problem.w, pos_weight); });
+        ASSERT_EQ(analytic.size(), numeric.size());
+        for (size_t k = 0; k < analytic.size(); ++k)
+            EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "pos_weight " << pos_weight << ", parameter " << k;
+    }
+}
+
+// True when aclInit can load the named backend (it may not be built).
+bool backend_available(const std::string& name) {
+    TempFolder folder;
+    const auto config = folder.write("probe.yaml", "backend: " + name + "\n");
+    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+    if (aclInit(config.c_str()) != ACL_SUCCESS) return false;
+    aclFinalize();
+    return true;
+}
+
+// The gradient that comes back from the device, through the model on the host, against a
+// float64 central difference of the loss; the device's loss against the float64 loss.
+TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
+    const TinyProblem problem;
+    const double pos_weight = 2.5;
+    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
+        if (!backend_available(backend)) {
+            EXPECT_NE(backend, "cpu_tbb") << "the default backend must load";
+            continue;
+        }
+        TempFolder folder;
+        nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+        AclSession session(folder.write("device.yaml", "backend: " + backend + "\n").c_str());
+        for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
+            const bool logits = kind == LossKind::kBceWithLogits;
+            SCOPED_TRACE(backend + (logits ? ", bce_with_logits" : ", bce"));
+            // bce has no posWeight: for 0/1 labels it is the positives' weight times pos_weight.
+            Eigen::VectorXf weights = problem.w;
+            if (!logits)
+                for (int i = 0; i < 6; ++i)
+                    if (problem.y[i] == 1.0f) weights[i] *= static_cast<float>(pos_weight);
+            DeviceBceLoss loss(8, kind, logits ? std::optional<float>(static_cast<float>(pos_weight)) : std::nullopt);
+            Model model = problem.model(logits ? ModelOutput::kLogit : ModelOutput::kProbability);
+            const Eigen::VectorXf outputs = model.forward(problem.x.data(), problem.x.rows());
+            Eigen::VectorXf grad_outputs(6);
+            const float device_loss = loss.run(outputs.data(), problem.y.data(), weights.data(), 6, grad_outputs.data());
+            const auto double_loss = [&](Model& m) {
+                return logits ? host_logit_loss(m, problem.x, problem.y, problem.w, pos_weight)
+                              : host_loss(m, problem.x, problem.y, weights);
+            };
+            EXPECT_NEAR(device_loss, double_loss(model), 1e-5 * double_loss(model));
+            model.forward(problem.x.data(), problem.x.rows());
+            model.backward(grad_outputs.data());
+            const std::vector<float> analytic = model.gradients();
+            const auto numeric = TinyProblem::finite_differences(model, double_loss);
+            for (size_t k = 0; k < analytic.size(); ++k) EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "parameter " << k;
+        }
+    }
+}
+
+TEST(TrainDeviceLoss, PosWeightNeedsTheLogitsOps) {
+    EXPECT_EQ(loss_kind("bce"), LossKind::kBce);
+    EXPECT_EQ(loss_kind("bce_with_logits"), LossKind::kBceWithLogits);
+    EXPECT_THROW(loss_kind("mse"), std::invalid_argument);
+    // Checked before any runtime call: no session is needed.
+    EXPECT_EQ(error_of([] { DeviceBceLoss(4, LossKind::kBce, 2.0f); }),
+              "aclnnBinaryCrossEntropy takes no posWeight: fold it into the sample weights");
+}
+
 TEST(TrainOptimizer, SgdAndAdamFollowPyTorchsUpdateRules) {
     TrainSettings settings;
     settings.optimizer = "sgd";
@@ -231,6 +362,112 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
     ConfigDocument missing = read_config_document(folder.write("m.yaml", "application: {data: {path: nowhere.csv}}\n"));
     EXPECT_NE(error_of([&] { read_train_settings(missing, {}); }).find("data file 'nowhere.csv' not found"),
               std::string::npos);
+}
+
+TEST(TrainSettings, ReadsLossAndPosWeight) {
+    TempFolder folder;
+    folder.write("data.csv", "1,2,0\n3,4,1\n");
+    const auto defaults = folder.write("defaults.yaml", "application: {data: {path: data.csv}}\n");
+    TrainSettings settings = read_train_settings(read_config_document(defaults), {});
+    EXPECT_EQ(settings.loss, "bce_with_logits");
+    EXPECT_EQ(settings.pos_weight, "none");
+    const auto config = folder.write("train.yaml",
+                                     "application:\n  data: {path: data.csv}\n  loss: bce\n"
+                                     "  train: {class_weights: none, pos_weight: balanced}\n");
+    settings = read_train_settings(read_config_document(config), {});
+    EXPECT_EQ(settings.loss, "bce");
+    EXPECT_EQ(settings.pos_weight, "balanced");
+    for (const auto& [given, kept] : std::vector<std::pair<std::string, std::string>>{
+             {"2.50", "2.5"}, {"3", "3"}, {"1e-3", "0.001"}, {"none", "none"}, {"~", "none"}, {"balanced", "balanced"}}) {
+        ConfigDocument document = read_config_document(defaults);
+        apply_override(document, "train.pos_weight=" + given);
+        apply_override(document, "train.class_weights=none");
+        EXPECT_EQ(read_train_settings(document, {}).pos_weight, kept) << given;
+    }
+    // A number keeps class_weights: balanced (the positives get the number on top).
+    ConfigDocument document = read_config_document(defaults);
+    apply_override(document, "train.pos_weight=2");
+    EXPECT_EQ(read_train_settings(document, {}).class_weights, "balanced");
+
+    EXPECT_FALSE(pos_weight_value("none", 100, 300).has_value());
+    EXPECT_FLOAT_EQ(*pos_weight_value("balanced", 100, 300), 1.0f / 3.0f);
+    EXPECT_FLOAT_EQ(*pos_weight_value("balanced", 212, 357 - 71), 212.0f / 286.0f);
+    EXPECT_FALSE(pos_weight_value("balanced", 0, 10).has_value());  // one class
+    EXPECT_FALSE(pos_weight_value("balanced", 10, 0).has_value());
+    EXPECT_FLOAT_EQ(*pos_weight_value("0.25", 1, 1), 0.25f);
+    for (const char* bad : {"0", "-1", "abc", "2x", "", "nan", "inf", "1e39", "1e-50", "Balanced"})
+        EXPECT_THROW(pos_weight_value(bad, 1, 1), std::invalid_argument) << bad;
+}
+
+TEST(TrainSettings, BadLossAndPosWeightAreNamed) {
+    TempFolder folder;
+    folder.write("data.csv", "1,2,0\n3,4,1\n");
+    const auto loss = folder.write("loss.yaml", "application:\n  data: {path: data.csv}\n  loss: bce_with_logit\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(loss), {}); }),
+              loss.string() + ":3:9: key 'loss' has value 'bce_with_logit'; expected one of bce_with_logits, bce "
+                              "(did you mean 'bce_with_logits'?)");
+    const auto nested = folder.write("nested.yaml", "application:\n  data: {path: data.csv}\n  loss: {kind: bce}\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(nested), {}); }),
+              nested.string() + ":3:16: unknown key 'application.loss.kind'");
+    const std::string expected = "; expected none, balanced, or a number > 0 (the positives' loss multiplier)";
+    const auto weight = folder.write("weight.yaml",
+                                     "application:\n  data: {path: data.csv}\n  train:\n    pos_weight: -2\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(weight), {}); }),
+              weight.string() + ":4:17: key 'train.pos_weight' has value '-2'" + expected);
+    const auto listed = folder.write("listed.yaml",
+                                     "application:\n  data: {path: data.csv}\n  train: {pos_weight: [1, 2]}\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(listed), {}); }),
+              listed.string() + ":3:23: key 'train.pos_weight' has value 'a list'" + expected);
+    const auto defaults = folder.write("defaults.yaml", "application: {data: {path: data.csv}}\n");
+    for (const auto& [value, shown] : std::vector<std::pair<std::string, std::string>>{
+             {"0", "'0'" + expected},
+             {"nan", "'nan'" + expected + " (did you mean 'none'?)"},
+             {"1e39", "'1e39'" + expected},
+             {"balance", "'balance'" + expected + " (did you mean 'balanced'?)"},
+             {"nonee", "'nonee'" + expected + " (did you mean 'none'?)"}}) {
+        ConfigDocument document = read_config_document(defaults);
+        apply_override(document, "train.pos_weight=" + value);
+        EXPECT_EQ(error_of([&] { read_train_settings(document, {}); }),
+                  "--set train.pos_weight=" + value + ": key 'train.pos_weight' has value " + shown);
+    }
+    EXPECT_EQ(error_of([&] {
+                  ConfigDocument document = read_config_document(defaults);
+                  apply_override(document, "loss.kind=bce");
+              }),
+              "--set 'loss.kind=bce': unknown key 'loss.kind'");
+    // Balancing twice is refused where pos_weight is set.
+    const auto twice = folder.write("twice.yaml", "application:\n  data: {path: data.csv}\n"
+                                                  "  train:\n    class_weights: balanced\n    pos_weight: balanced\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(twice), {}); }),
+              twice.string() + ":5:17: key 'train.pos_weight' is balanced and train.class_weights is balanced too, "
+                               "which weights the positives twice; set train.class_weights to none (or give "
+                               "pos_weight a number)");
+}
+
+TEST(TrainSettings, LossAndPosWeightArePartOfTheRunIdentity) {
+    TrainSettings logits, bce = logits;
+    bce.loss = "bce";
+    TrainSettings weighted = logits;
+    weighted.pos_weight = "2.5";
+    const auto find = [](const TrainSettings& s, const std::string& key) {
+        for (const auto& [k, v] : trajectory_settings(s))
+            if (k == key) return v;
+        return std::string("(absent)");
+    };
+    EXPECT_EQ(find(logits, "loss"), "bce_with_logits");
+    EXPECT_EQ(find(bce, "loss"), "bce");
+    EXPECT_EQ(find(logits, "train.pos_weight"), "none");
+    EXPECT_EQ(find(weighted, "train.pos_weight"), "2.5");
+    TempFolder folder;
+    const auto path = folder.path() / "checkpoint.bin";
+    TrainingState state;
+    state.epochs_done = 1;
+    write_checkpoint(path, RunIdentity{trajectory_settings(logits), 7, {3, 1}}, state);
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(bce), 7, {3, 1}}); }),
+              "checkpoint '" + path.string() + "' belongs to another run: loss is 'bce_with_logits' there and 'bce' here");
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(weighted), 7, {3, 1}}); }),
+              "checkpoint '" + path.string() +
+                  "' belongs to another run: train.pos_weight is 'none' there and '2.5' here");
 }
 
 class TrainCheckpoint : public ::testing::Test {

@@ -98,6 +98,19 @@ double json_number(const std::string& json, const std::string& key) {
 const std::vector<std::string> kParallelRun = {"--synthetic", "6000,8", "--set", "train.batch_size=2048",
                                                "--set", "train.epochs=4", "--set", "backends.cpu_tbb.grain=1024"};
 
+// True when the runtime can load the named backend (it may not be built).
+bool backend_available(const std::string& name, std::string& reason) {
+    TempFolder folder;
+    const auto config = folder.write("probe.yaml", "backend: " + name + "\n");
+    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+    if (aclInit(config.c_str()) != ACL_SUCCESS) {
+        reason = aclGetRecentErrMsg();
+        return false;
+    }
+    aclFinalize();
+    return true;
+}
+
 class TrainRun : public ::testing::Test {
 protected:
     TempFolder folder;
@@ -208,17 +221,63 @@ TEST_F(TrainRun, BadCommandLineAndConfigAreReported) {
     EXPECT_NE(backend.output.find("backend 'nosuch' not found"), std::string::npos) << backend.output;
 }
 
-// True when the runtime can load the named backend (it may not be built).
-bool backend_available(const std::string& name, std::string& reason) {
-    TempFolder folder;
-    const auto config = folder.write("probe.yaml", "backend: " + name + "\n");
-    nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
-    if (aclInit(config.c_str()) != ACL_SUCCESS) {
-        reason = aclGetRecentErrMsg();
-        return false;
+// The shipped data's test split: 42 malignant and 71 benign rows.
+constexpr double kShippedTestRows = 113;
+
+TEST_F(TrainRun, BothLossesReachTheSameTestAccuracyOnEveryBackend) {
+    // Otherwise identical runs (same config, same seed): the default config, and an MLP with
+    // a pos_weight (posWeight for bce_with_logits, the positives' weights for bce).
+    const std::vector<std::vector<std::string>> variants = {
+        {}, {"--set", "model.kind=mlp", "--set", "model.hidden=[16,8]", "--set", "train.pos_weight=2"}};
+    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
+        std::string reason;
+        if (backend != "cpu_tbb" && !backend_available(backend, reason)) {
+            std::printf("%s is not available: %s\n", backend.c_str(), reason.c_str());
+            continue;
+        }
+        for (size_t variant = 0; variant < variants.size(); ++variant) {
+            double accuracy[2] = {};
+            for (int bce = 0; bce < 2; ++bce) {
+                const std::string loss = bce ? "bce" : "bce_with_logits";
+                auto arguments = variants[variant];
+                arguments.insert(arguments.end(), {"--backend", backend, "--set", "loss=" + loss});
+                const auto output = folder.path() / (backend + "_" + std::to_string(variant) + "_" + loss);
+                const RunResult result = run(output, arguments);
+                ASSERT_EQ(result.exit_code, 0) << result.output;
+                EXPECT_NE(result.output.find(bce ? "Loss: bce (aclnnBinaryCrossEntropy on probabilities)"
+                                                 : "Loss: bce_with_logits (aclnnBinaryCrossEntropyWithLogits on logits)"),
+                          std::string::npos)
+                    << result.output;
+                accuracy[bce] = json_number(read_text(output / "summary.json"), "test_accuracy");
+                std::printf("%s, %s, variant %zu: test accuracy %.2f%%\n", backend.c_str(), loss.c_str(), variant,
+                            100 * accuracy[bce]);
+                // The shipped config reaches 96% on every backend.
+                if (variant == 0) {
+                    EXPECT_GE(accuracy[bce], 0.96) << backend << " " << loss;
+                }
+            }
+            EXPECT_LE(std::abs(accuracy[0] - accuracy[1]), 1.0 / kShippedTestRows + 1e-9)
+                << backend << ", variant " << variant << ": bce_with_logits " << accuracy[0] << ", bce " << accuracy[1];
+        }
     }
-    aclFinalize();
-    return true;
+}
+
+TEST_F(TrainRun, CheckpointOfTheOtherLossIsRefused) {
+    const auto output = folder.path() / "run";
+    ASSERT_EQ(run(output, {"--set", "train.epochs=2"}).exit_code, 0);
+    const RunResult other = run(output, {"--set", "train.epochs=4", "--set", "loss=bce", "--resume"});
+    EXPECT_EQ(other.exit_code, 1);
+    EXPECT_NE(other.output.find("belongs to another run: loss is 'bce_with_logits' there and 'bce' here"),
+              std::string::npos)
+        << other.output;
+    const RunResult weighted = run(output, {"--set", "train.epochs=4", "--set", "train.pos_weight=3", "--resume"});
+    EXPECT_EQ(weighted.exit_code, 1);
+    EXPECT_NE(weighted.output.find("belongs to another run: train.pos_weight is 'none' there and '3' here"),
+              std::string::npos)
+        << weighted.output;
+    const RunResult same = run(output, {"--set", "train.epochs=4", "--set", "loss=bce_with_logits", "--resume"});
+    EXPECT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_EQ(metrics(output).size(), 4u);
 }
 
 TEST_F(TrainRun, CpuAndAtlasEmulatorAgreeWithin1e5) {

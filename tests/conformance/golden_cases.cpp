@@ -3,6 +3,7 @@
 #include <nnplug/dtype_convert.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,13 @@ std::vector<uint8_t> parse_words(std::istream& in, size_t bytes_per_word) {
         for (size_t b = 0; b < bytes_per_word; ++b) bytes.push_back(static_cast<uint8_t>(value >> (8 * b)));
     }
     return bytes;
+}
+
+std::vector<double> parse_doubles(std::istream& in) {
+    const auto bytes = parse_words(in, 8);
+    std::vector<double> values(bytes.size() / 8);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
 }
 
 }  // namespace
@@ -98,11 +106,19 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
             } else if (keyword == "expect_bits") {
                 const std::string& output = op_named(current.op).output;
                 current.expect_bits = parse_words(words, current.tensors.at(output).dtype == ACL_FLOAT ? 4 : 2);
+            } else if (keyword == "expect_ulps") {
+                const std::string& output = op_named(current.op).output;
+                if (!(words >> current.expect_ulps) || current.expect_ulps < 0)
+                    throw std::runtime_error("expect_ulps needs a count of ulps");
+                current.expect_near_bits =
+                    parse_words(words, current.tensors.at(output).dtype == ACL_FLOAT ? 4 : 2);
             } else if (keyword == "reference_f64") {
-                const auto bytes = parse_words(words, 8);
-                current.reference.resize(bytes.size() / 8);
-                std::memcpy(current.reference.data(), bytes.data(), bytes.size());
+                current.reference = parse_doubles(words);
+            } else if (keyword == "scale_f64") {
+                current.scale = parse_doubles(words);
             } else if (keyword == "end") {
+                if (!current.scale.empty() && current.scale.size() != current.reference.size())
+                    throw std::runtime_error("scale_f64 and reference_f64 differ in length");
                 cases.push_back(std::move(current));
             } else {
                 throw std::runtime_error("unknown keyword '" + keyword + "'");
@@ -172,6 +188,19 @@ uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t in
 float value_of(uint32_t bits, aclDataType dtype) {
     if (dtype == ACL_FLOAT) return bits_float(bits);
     return dtype == ACL_FLOAT16 ? f16_to_f32(static_cast<uint16_t>(bits)) : bf16_to_f32(static_cast<uint16_t>(bits));
+}
+
+double ulp_of(float value, aclDataType dtype) {
+    const float magnitude = std::fabs(value);
+    if (dtype == ACL_FLOAT) return static_cast<double>(std::nextafter(magnitude, INFINITY)) - magnitude;
+    const uint16_t bits = dtype == ACL_FLOAT16 ? f32_to_f16(magnitude) : f32_to_bf16(magnitude);
+    const float here = value_of(bits, dtype), next = value_of(static_cast<uint16_t>(bits + 1), dtype);
+    return static_cast<double>(next) - here;
+}
+
+double scale_allowance(const GoldenCase& golden, size_t index) {
+    if (index >= golden.scale.size()) return 0.0;
+    return kScaleEpsilons * 0x1p-23 * golden.scale[index];
 }
 
 int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {

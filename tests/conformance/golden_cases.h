@@ -28,7 +28,14 @@ struct GoldenCase {
     std::vector<int64_t> attrs;                   // the op's integer arguments, in signature order
     std::map<std::string, GoldenTensor> tensors;  // by operand role: gradOutput, self, target, weight, out
     std::vector<uint8_t> expect_bits;             // when given: the output's storage after the op, exactly
+    // When given (expect_ulps line): the output's storage after the op, each view element
+    // within expect_ulps ulps of the output's dtype (plus the scale allowance).
+    std::vector<uint8_t> expect_near_bits;
+    int64_t expect_ulps = -1;  // -1: no expect_ulps line
     std::vector<double> reference;                // float64 result per view element, or the reduced value
+    // When given: per reference value, the magnitude of the terms the float32 expression adds;
+    // where they cancel, float32 rounding leaves an error of a few ulps of it (see kScaleEpsilons).
+    std::vector<double> scale;
 
     // The attribute called name (e.g. "reduction"), or fallback when the op has none.
     int64_t attr(const std::string& name, int64_t fallback = 0) const;
@@ -56,5 +63,15 @@ uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t in
 float value_of(uint32_t bits, aclDataType dtype);
 // Distance in units in the last place between two finite values of one dtype.
 int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype);
+// The spacing of dtype's values at |value| (the ulp of value rounded to dtype): for a finite
+// value, the distance from its magnitude to the next larger value of dtype.
+double ulp_of(float value, aclDataType dtype);
+
+// The absolute allowance of a case with a scale: kScaleEpsilons float32 epsilons (2^-23) of
+// the element's scale, for one float32 evaluation against float64; twice that between two
+// float32 evaluations (expect_ulps). The canonical expressions round at most about six times,
+// each time by at most half an epsilon of a term no larger than the scale.
+constexpr double kScaleEpsilons = 4.0;
+double scale_allowance(const GoldenCase& golden, size_t index);
 
 }  // namespace nnplug::test

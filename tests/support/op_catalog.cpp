@@ -2,6 +2,9 @@
 
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
 
 #include <stdexcept>
 
@@ -21,6 +24,24 @@ aclnnStatus bce_backward(const std::vector<const aclTensor*>& t, const std::vect
                                                            executor);
 }
 
+aclnnStatus with_logits(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a, uint64_t* workspace,
+                        aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]), workspace,
+                                                             executor);
+}
+
+aclnnStatus with_logits_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+                                 uint64_t* workspace, aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0],
+                                                                     writable(t[5]), workspace, executor);
+}
+
+aclnnStatus with_logits_target_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+                                        uint64_t* workspace, aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0],
+                                                                           writable(t[5]), workspace, executor);
+}
+
 }  // namespace
 
 const std::vector<OpUnderTest>& op_catalog() {
@@ -28,7 +49,15 @@ const std::vector<OpUnderTest>& op_catalog() {
         {"forward", "aclnnBinaryCrossEntropy", {"self", "target", "weight", "out"}, {"reduction"}, "out",
          bce_forward, aclnnBinaryCrossEntropy},
         {"backward", "aclnnBinaryCrossEntropyBackward", {"gradOutput", "self", "target", "weight", "out"},
-         {"reduction"}, "out", bce_backward, aclnnBinaryCrossEntropyBackward},
+         {"reduction"}, "out", bce_backward, aclnnBinaryCrossEntropyBackward, true},
+        {"with_logits", "aclnnBinaryCrossEntropyWithLogits", {"self", "target", "weight", "posWeight", "out"},
+         {"reduction"}, "out", with_logits, aclnnBinaryCrossEntropyWithLogits},
+        {"with_logits_backward", "aclnnBinaryCrossEntropyWithLogitsBackward",
+         {"gradOutput", "self", "target", "weight", "posWeight", "out"}, {"reduction"}, "out", with_logits_backward,
+         aclnnBinaryCrossEntropyWithLogitsBackward, true},
+        {"with_logits_target_backward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
+         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"}, {"reduction"}, "gradTarget",
+         with_logits_target_backward, aclnnBinaryCrossEntropyWithLogitsTargetBackward, true},
     };
     return ops;
 }

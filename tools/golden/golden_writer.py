@@ -69,12 +69,17 @@ class Writer:
         self.lines = []
         self.names = set()
 
-    def case(self, name, op, attrs, operands, output_role, output, reference, expect_bits=None):
+    def case(self, name, op, attrs, operands, output_role, output, reference, expect_bits=None, expect_ulps=None,
+             scale=None):
         """One case of `op` (its word in the test catalog) with its integer arguments `attrs`,
         its input operands by role (None: absent), its output's storage before the op, the
         float64 reference (per view element, or the reduced value) and, when the op has a
-        canonical float32 expression, the output's whole storage after the op."""
+        canonical float32 expression, the output's whole storage after the op: exactly
+        (`expect_bits`) or as (ulps, storage) with each view element within that many ulps
+        (`expect_ulps`). `scale`: per view element (or the reduced value) the magnitude of the
+        terms the float32 expression adds, whose rounding the runner allows for."""
         assert name not in self.names, name
+        assert expect_bits is None or expect_ulps is None, name
         self.names.add(name)
         self.lines.append(" ".join(["case", name, op] + [str(a) for a in attrs]))
         for role, operand in operands.items():
@@ -82,7 +87,13 @@ class Writer:
         self.lines.append(output.line(output_role))
         if expect_bits is not None:
             self.lines.append("expect_bits " + hex_values(expect_bits, output.dtype))
+        if expect_ulps is not None:
+            ulps, after = expect_ulps
+            self.lines.append("expect_ulps {} {}".format(ulps, hex_values(after, output.dtype)))
         self.lines.append("reference_f64 " + hex_f64(reference))
+        if scale is not None:
+            assert len(scale) == len(reference), name
+            self.lines.append("scale_f64 " + hex_f64(scale))
         self.lines.append("end")
 
     def write(self, path, header):

@@ -1,5 +1,6 @@
-// Google Benchmark suite: both ops through the public two-phase API per dtype, size
-// and reduction on the backend the config (NNPLUG_CONFIG / NNPLUG_BACKEND) selects.
+// Google Benchmark suite: the BCE ops and the BCE-with-logits ops through the public
+// two-phase API per dtype, size and reduction on the backend the config (NNPLUG_CONFIG /
+// NNPLUG_BACKEND) selects.
 // Reports bytes/s and items/s; no assertion on time.
 #include <acl/acl.h>
 #include <benchmark/benchmark.h>
@@ -11,8 +12,8 @@
 namespace nnplug::bench {
 namespace {
 
-void run_case(benchmark::State& state, bool backward, int64_t reduction, aclDataType dtype) {
-    const BceCase c{backward, reduction, dtype, state.range(0)};
+void run_case(benchmark::State& state, BceCase c) {
+    c.numel = c.classes > 0 ? state.range(0) / c.classes * c.classes : state.range(0);
     const HostOperands host = make_host_operands(c, 1);
     DeviceCase device(c, host);
     for (auto _ : state) {
@@ -31,18 +32,26 @@ void register_all() {
         const char* name;
         aclDataType dtype;
     } dtypes[] = {{"float32", ACL_FLOAT}, {"float16", ACL_FLOAT16}, {"bfloat16", ACL_BF16}};
+    // With logits: no weight; "_pw" has a posWeight of [1000] against [N / 1000, 1000].
     const struct {
         const char* name;
-        bool backward;
-        int64_t reduction;
-    } ops[] = {{"backward_none", true, 0}, {"backward_mean", true, 1}, {"forward_none", false, 0}, {"forward_mean", false, 1}};
+        BceCase c;
+    } ops[] = {{"BCE/backward_none", {true, 0}},
+               {"BCE/backward_mean", {true, 1}},
+               {"BCE/forward_none", {false, 0}},
+               {"BCE/forward_mean", {false, 1}},
+               {"BCEWithLogits/forward_none", {false, 0, ACL_FLOAT, 0, true}},
+               {"BCEWithLogits/forward_mean", {false, 1, ACL_FLOAT, 0, true}},
+               {"BCEWithLogits/backward_none", {true, 0, ACL_FLOAT, 0, true}},
+               {"BCEWithLogits/target_backward_none", {true, 0, ACL_FLOAT, 0, true, true}},
+               {"BCEWithLogits/forward_mean_pw", {false, 1, ACL_FLOAT, 0, true, false, 1000}},
+               {"BCEWithLogits/backward_none_pw", {true, 0, ACL_FLOAT, 0, true, false, 1000}}};
     for (const auto& op : ops) {
         for (const auto& dtype : dtypes) {
-            const std::string name = std::string("BCE/") + op.name + "/" + dtype.name;
-            benchmark::RegisterBenchmark(name.c_str(),
-                                         [op, dtype](benchmark::State& state) {
-                                             run_case(state, op.backward, op.reduction, dtype.dtype);
-                                         })
+            const std::string name = std::string(op.name) + "/" + dtype.name;
+            BceCase c = op.c;
+            c.dtype = dtype.dtype;
+            benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { run_case(state, c); })
                 ->Arg(1 << 10)
                 ->Arg(64 << 10)
                 ->Arg(1 << 20)

@@ -45,6 +45,7 @@ const std::vector<ElementwiseOp>& registered_ops() {
     static const std::vector<ElementwiseOp> ops = [] {
         std::vector<ElementwiseOp> all;
         register_bce_ops(all);
+        register_bce_with_logits_ops(all);
         return all;
     }();
     return ops;

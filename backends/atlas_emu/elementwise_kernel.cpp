@@ -121,6 +121,13 @@ std::string run_elementwise(const nnplug_op_desc& desc, const ElementwiseOp& op,
     auto* partials = reinterpret_cast<double*>(workspace + tiling.partials_offset);
     const int output = tiling.output;
     const int32_t output_dtype = desc.operands[output].dtype;
+    // The dtype each input's widened tile is rounded to (float32: left as it is).
+    std::array<int32_t, NNPLUG_MAX_OPERANDS> round_to;
+    round_to.fill(NNPLUG_DTYPE_F32);
+    const int64_t promoted = nnplug_attr_i64(&desc, NNPLUG_ATTR_PROMOTED_DTYPE, NNPLUG_DTYPE_F32);
+    for (int o = 0; o < desc.operand_count; ++o)
+        if (tiling.is_input(o) && (op.rounded_to_promoted >> o & 1u) != 0 && desc.operands[o].dtype != promoted)
+            round_to[o] = static_cast<int32_t>(promoted);
 
     CoreResults results(tiling.block_dim);
     cores.run(tiling.block_dim, [&](int core) {
@@ -142,13 +149,13 @@ std::string run_elementwise(const nnplug_op_desc& desc, const ElementwiseOp& op,
                 const int64_t at = tiling.slot_offset[o][slot];
                 ok = ub.copy_in(at, global[o] + start * size, n * size);
                 if (!ok) break;
+                float* widened = ub.at<float>(at);
                 if (tiling.cast_offset[o] >= 0) {
-                    float* widened = ub.at<float>(tiling.cast_offset[o]);
+                    widened = ub.at<float>(tiling.cast_offset[o]);
                     simd::convert_to_f32(dtype, ub.at<uint16_t>(at), widened, n);
-                    in[o] = widened;
-                } else {
-                    in[o] = ub.at<float>(at);
                 }
+                if (round_to[o] != NNPLUG_DTYPE_F32) simd::round_to_dtype(round_to[o], widened, n);
+                in[o] = widened;
             }
             if (!ok) break;
             if (options.check_inputs && op.check_inputs != nullptr) {

@@ -27,9 +27,14 @@ struct ElementwiseOp {
     // op's domain, else one line naming the first offending element (first_element is the
     // tile's position in the iteration space).
     std::string (*check_inputs)(const TileInputs& in, int64_t n, int64_t first_element) = nullptr;
+    // Input slots (bit per slot) outside the op's type promotion: their tiles are rounded to
+    // NNPLUG_ATTR_PROMOTED_DTYPE in the Unified Buffer after widening, as a cast to it would.
+    uint32_t rounded_to_promoted = 0;
 };
 
 // Appends the binary cross-entropy ops (bce_compute.cpp).
 void register_bce_ops(std::vector<ElementwiseOp>& ops);
+// Appends the binary cross-entropy ops on logits (bce_with_logits_compute.cpp).
+void register_bce_with_logits_ops(std::vector<ElementwiseOp>& ops);
 
 }  // namespace nnplug::emu

@@ -37,6 +37,21 @@ void convert_from(const float* source, Raw<Dtype>* into, size_t count) {
     std::memcpy(into + i, lanes_out, (count - i) * sizeof(Raw<Dtype>));
 }
 
+template <int32_t Dtype>
+void round_through(float* values, size_t count) {
+    const DF d;
+    const size_t lanes = hn::Lanes(d);
+    HWY_ALIGN Raw<Dtype> narrow[kMaxLanes];
+    for (size_t i = 0; i < count; i += lanes) {
+        const size_t n = count - i < lanes ? count - i : lanes;
+        HWY_ALIGN float lanes_in[kMaxLanes] = {};
+        std::memcpy(lanes_in, values + i, n * sizeof(float));
+        store<Dtype, false>(d, hn::Load(d, lanes_in), narrow);
+        hn::Store(load<Dtype>(d, narrow), d, lanes_in);
+        std::memcpy(values + i, lanes_in, n * sizeof(float));
+    }
+}
+
 void ConvertToF32(int32_t dtype, const void* source, float* into, int64_t count) {
     const size_t n = static_cast<size_t>(count);
     if (dtype == NNPLUG_DTYPE_F16) convert_to<NNPLUG_DTYPE_F16>(static_cast<const uint16_t*>(source), into, n);
@@ -51,6 +66,12 @@ void ConvertFromF32(int32_t dtype, const float* source, void* into, int64_t coun
     else std::memcpy(into, source, n * sizeof(float));
 }
 
+void RoundToDtype(int32_t dtype, float* values, int64_t count) {
+    const size_t n = static_cast<size_t>(count);
+    if (dtype == NNPLUG_DTYPE_F16) round_through<NNPLUG_DTYPE_F16>(values, n);
+    else if (dtype == NNPLUG_DTYPE_BF16) round_through<NNPLUG_DTYPE_BF16>(values, n);
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace nnplug::simd::HWY_NAMESPACE
@@ -61,6 +82,7 @@ namespace nnplug::simd {
 
 HWY_EXPORT(ConvertToF32);
 HWY_EXPORT(ConvertFromF32);
+HWY_EXPORT(RoundToDtype);
 HWY_EXPORT(TargetName);
 
 void convert_to_f32(int32_t dtype, const void* source, float* into, int64_t count) {
@@ -68,6 +90,9 @@ void convert_to_f32(int32_t dtype, const void* source, float* into, int64_t coun
 }
 void convert_from_f32(int32_t dtype, const float* source, void* into, int64_t count) {
     HWY_DYNAMIC_DISPATCH(ConvertFromF32)(dtype, source, into, count);
+}
+void round_to_dtype(int32_t dtype, float* values, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(RoundToDtype)(dtype, values, count);
 }
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "bce_simd.h"
+#include "bce_with_logits_simd.h"
 #include "elementwise.h"
 
 namespace nnplug::cpu {
@@ -243,7 +244,14 @@ const nnplug_op_i kBceForward =
     OpEntries<bce_forward_kernels>::table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy");
 const nnplug_op_i kBceBackward =
     OpEntries<bce_backward_kernels>::table(NNPLUG_OP_BCE_BACKWARD, "aclnnBinaryCrossEntropyBackward");
-const nnplug_op_i* const kOps[] = {&kBceForward, &kBceBackward};
+const nnplug_op_i kBceWithLogits =
+    OpEntries<bce_with_logits_kernels>::table(NNPLUG_OP_BCE_WITH_LOGITS, "aclnnBinaryCrossEntropyWithLogits");
+const nnplug_op_i kBceWithLogitsBackward = OpEntries<bce_with_logits_backward_kernels>::table(
+    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsBackward");
+const nnplug_op_i kBceWithLogitsTargetBackward = OpEntries<bce_with_logits_target_backward_kernels>::table(
+    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsTargetBackward");
+const nnplug_op_i* const kOps[] = {&kBceForward, &kBceBackward, &kBceWithLogits, &kBceWithLogitsBackward,
+                                   &kBceWithLogitsTargetBackward};
 
 const nnplug_device_i kDevice = [] {
     auto device = sdk::table<nnplug_device_i>();

@@ -66,8 +66,25 @@ ElementwiseCall::ElementwiseCall(const VectorKernels& kernels, const nnplug_op_d
     if (desc.ndim > 0)
         for (int slot = 0; slot < desc.operand_count; ++slot)
             inner_[slot] = desc.operands[slot].strides[desc.ndim - 1];
-    in_place_ = plan_in_place();
+    plan_rounding();
+    in_place_ = !rounds_ && plan_in_place();
     in_place_run_.stream_out = in_place_ && !reduces_ && wants_streaming(desc);
+}
+
+// Inputs outside the promotion whose dtype is not the promoted one are rounded to it,
+// unless it is float32 (which holds every 16-bit value exactly).
+void ElementwiseCall::plan_rounding() {
+    const OpOperands& operands = kernels_.operands;
+    const int64_t promoted = nnplug_attr_i64(&desc_, NNPLUG_ATTR_PROMOTED_DTYPE, NNPLUG_DTYPE_F32);
+    for (int i = 0; i < operands.input_count; ++i) {
+        const int slot = operands.inputs[i].slot;
+        round_to_[i] = NNPLUG_DTYPE_F32;
+        if ((operands.rounded_to_promoted & slot_bit(slot)) == 0 || !nnplug_operand_present(&desc_, slot)) continue;
+        if (promoted != NNPLUG_DTYPE_F32 && desc_.operands[slot].dtype != promoted) {
+            round_to_[i] = static_cast<int32_t>(promoted);
+            rounds_ = true;
+        }
+    }
 }
 
 // Whether the kernels can read every run in place: one dtype, each input in an access
@@ -115,10 +132,17 @@ double ElementwiseCall::compute_blocks(const common::SlotOffsets& offset, int64_
             const int64_t first = offset[slot] + done * inner_[slot];
             if (inner_[slot] == 0 && allows(operands.inputs[i].vector_access, OperandAccess::kSplat)) {
                 splat[i] = load_as_f32(sdk::element_address(t, first), t.dtype, 0);
+                if (round_to_[i] != NNPLUG_DTYPE_F32) simd::round_to_dtype(round_to_[i], &splat[i], 1);
                 run.input[slot] = &splat[i];
                 run.access[slot] = OperandAccess::kSplat;
             } else {
-                run.input[slot] = widen(t, first, inner_[slot], n, blocks.input[i]);
+                const float* values = widen(t, first, inner_[slot], n, blocks.input[i]);
+                if (round_to_[i] != NNPLUG_DTYPE_F32) {
+                    if (values != blocks.input[i]) std::copy(values, values + n, blocks.input[i]);
+                    simd::round_to_dtype(round_to_[i], blocks.input[i], n);
+                    values = blocks.input[i];
+                }
+                run.input[slot] = values;
                 run.access[slot] = OperandAccess::kContiguous;
             }
         }

@@ -49,6 +49,7 @@ private:
         int64_t element_bytes;
     };
 
+    void plan_rounding();
     bool plan_in_place();
     double compute(int64_t begin, int64_t end) const;
     double compute_blocks(const common::SlotOffsets& offset, int64_t length) const;
@@ -58,6 +59,9 @@ private:
     bool reduces_;
     float scale_;
     common::SlotOffsets inner_{};  // every operand's innermost stride: the same for all runs
+    // Per input (OpOperands order), the dtype its widened values are rounded to; float32: none.
+    std::array<int32_t, kMaxInputs> round_to_{};
+    bool rounds_ = false;
     bool in_place_ = false;
     VectorRun in_place_run_;  // the dtype, accesses and streaming of in-place runs
     std::array<InPlaceInput, kMaxInputs> in_place_inputs_;

@@ -26,6 +26,8 @@ constexpr uint32_t kAnyAccess = kSplatOrContiguous | access_bit(OperandAccess::k
 
 constexpr int kMaxInputs = NNPLUG_MAX_OPERANDS - 1;
 
+constexpr uint32_t slot_bit(int slot) { return 1u << slot; }
+
 struct InputOperand {
     int slot;               // in nnplug_op_desc.operands
     uint32_t vector_access; // the accesses the kernels take in place: one instantiation each
@@ -36,6 +38,9 @@ struct OpOperands {
     int input_count;
     std::array<InputOperand, kMaxInputs> inputs;  // in the order the op's math takes them
     int out;                                      // slot of the output
+    // Inputs (slot_bit per slot) that stay out of the op's type promotion: their values are
+    // rounded to NNPLUG_ATTR_PROMOTED_DTYPE before they are widened, as a cast to it would.
+    uint32_t rounded_to_promoted = 0;
 };
 
 // One run whose operands share a dtype and are read in place, addressed by slot: the

@@ -396,4 +396,318 @@ TEST(BceWithLogitsVectorMath, OpsAreWithinFewUlpOfTheCanonicalLibmExpressions) {
     });
 }
 
+// --- the SPEC's edge values --------------------------------------------------------
+
+struct Edge {
+    float x, y, p;  // p NaN: no posWeight
+    float expected;
+};
+
+constexpr float kLn2 = 0.6931472f;
+constexpr float kAbsent = kNan;
+
+void expect_edges(Op op, const std::vector<Edge>& edges) {
+    for (const bool positive : {false, true}) {
+        Operands o;
+        std::vector<float> expected;
+        for (const Edge& e : edges) {
+            if (std::isnan(e.p) == positive) continue;
+            o.self.push_back(e.x);
+            o.target.push_back(e.y);
+            o.pos_weight.push_back(e.p);
+            o.grad.push_back(1.0f);
+            o.weight.push_back(1.0f);
+            expected.push_back(e.expected);
+        }
+        for (size_t i = 0; i < o.size(); ++i) {
+            const float x = o.self[i], y = o.target[i], p = o.pos_weight[i];
+            const float canonical =
+                op == Op::kForward
+                    ? (positive ? nnplug::bce_with_logits_forward_pos(x, y, 1.0f, p)
+                                : nnplug::bce_with_logits_forward(x, y, 1.0f))
+                : op == Op::kBackward
+                    ? (positive ? nnplug::bce_with_logits_backward_pos(1.0f, x, y, 1.0f, p, 1.0f)
+                                : nnplug::bce_with_logits_backward(1.0f, x, y, 1.0f, 1.0f))
+                    : (positive ? nnplug::bce_with_logits_target_backward_pos(1.0f, x, 1.0f, p, 1.0f)
+                                : nnplug::bce_with_logits_target_backward(1.0f, x, 1.0f, 1.0f));
+            EXPECT_TRUE(same_bits_or_both_nan(canonical, expected[i]))
+                << "canonical op " << static_cast<int>(op) << " x " << x << " y " << y << " p " << p << ": "
+                << canonical << " vs " << expected[i];
+        }
+        for_each_target([&](const char*) {
+            for (const bool weighted : {false, true}) {
+                const std::vector<float> tile = run_tile(op, o, weighted, positive, 1.0f);
+                std::vector<float> mapped(o.size(), -7.0f);
+                const OperandAccess absent = OperandAccess::kAbsent, contiguous = OperandAccess::kContiguous;
+                kernels_of(op).map(run_over(op, o, contiguous, weighted ? contiguous : absent,
+                                            positive ? contiguous : absent, mapped.data()),
+                                   1.0f);
+                for (size_t i = 0; i < o.size(); ++i) {
+                    EXPECT_TRUE(same_bits_or_both_nan(tile[i], expected[i]))
+                        << "op " << static_cast<int>(op) << " x " << o.self[i] << " y " << o.target[i] << " p "
+                        << o.pos_weight[i] << ": " << tile[i] << " vs " << expected[i];
+                    EXPECT_TRUE(same_bits_or_both_nan(mapped[i], tile[i])) << "element " << i;
+                }
+            }
+        });
+    }
+}
+
+TEST(BceWithLogitsEdgeValues, ForwardAsTheSpecSays) {
+    const float ln2_times_3 = 3.0f * kLn2;
+    EXPECT_EQ(static_cast<float>(std::log(2.0)), kLn2);
+    EXPECT_EQ(ln2_times_3, 2.0794415f);
+    expect_edges(Op::kForward, {
+                                   {-kInf, 0.0f, kAbsent, kNan},  {-kInf, 0.5f, kAbsent, kNan},
+                                   {-kInf, 1.0f, kAbsent, kNan},  {-kInf, 1.0f, 3.0f, kNan},
+                                   {-kInf, 0.0f, 3.0f, kNan},     {kInf, 1.0f, kAbsent, kNan},
+                                   {kInf, 1.0f, 3.0f, kNan},      {0.0f, 0.0f, kAbsent, kLn2},
+                                   {-0.0f, 0.0f, kAbsent, kLn2},  {0.0f, 1.0f, kAbsent, kLn2},
+                                   {0.0f, 0.5f, kAbsent, kLn2},   {0.0f, 1.0f, 3.0f, 2.0794415f},
+                                   {-0.0f, 1.0f, 3.0f, 2.0794415f}, {100.0f, 0.0f, kAbsent, 100.0f},
+                                   {-100.0f, 1.0f, kAbsent, 100.0f}, {100.0f, 0.0f, 3.0f, 100.0f},
+                                   {kInf, 0.0f, kAbsent, kInf},   {kNan, 0.5f, kAbsent, kNan},
+                                   {kNan, 0.5f, 3.0f, kNan},      {1.0f, kNan, kAbsent, kNan},
+                                   {1.0f, kNan, 3.0f, kNan},
+                               });
+}
+
+TEST(BceWithLogitsEdgeValues, BackwardAsTheSpecSaysAndNothingOverflowsForFiniteLogits) {
+    const float max = std::numeric_limits<float>::max();
+    expect_edges(Op::kBackward, {
+                                    {0.0f, 0.0f, kAbsent, 0.5f},   {-0.0f, 0.0f, kAbsent, 0.5f},
+                                    {20.0f, 0.0f, kAbsent, 1.0f},  {-100.0f, 1.0f, kAbsent, -1.0f},
+                                    {kInf, 0.0f, kAbsent, 1.0f},   {-kInf, 1.0f, kAbsent, -1.0f},
+                                    {0.0f, 1.0f, 3.0f, -1.5f},     {kNan, 0.0f, kAbsent, kNan},
+                                    {kNan, 1.0f, 3.0f, kNan},      {max, 0.0f, kAbsent, 1.0f},
+                                    {-max, 1.0f, kAbsent, -1.0f},  {max, 1.0f, 3.0f, 0.0f},
+                                    {-max, 1.0f, 3.0f, -3.0f},     {-89.0f, 0.0f, kAbsent, 0.0f},
+                                    {89.0f, 1.0f, kAbsent, 0.0f},  {1.0f, kNan, kAbsent, kNan},
+                                });
+}
+
+TEST(BceWithLogitsEdgeValues, TargetBackwardIsMinusXWithoutPosWeightAndFiniteForFiniteLogits) {
+    const float max = std::numeric_limits<float>::max();
+    // With p: log_sigmoid(-x) - p log_sigmoid(x); log_sigmoid(0) = -ln 2 exactly rounded.
+    expect_edges(Op::kTargetBackward, {
+                                          {2.5f, 0.0f, kAbsent, -2.5f},
+                                          {-0.0f, 0.0f, kAbsent, 0.0f},
+                                          {kInf, 0.0f, kAbsent, -kInf},
+                                          {max, 0.0f, kAbsent, -max},
+                                          {kNan, 0.0f, kAbsent, kNan},
+                                          {0.0f, 0.0f, 3.0f, -kLn2 - 3.0f * -kLn2},
+                                          {100.0f, 0.0f, 2.0f, -100.0f},
+                                          {-100.0f, 0.0f, 2.0f, 200.0f},
+                                          {max, 0.0f, 2.0f, -max},
+                                          {-max, 0.0f, 0.5f, max * 0.5f},
+                                          {kInf, 0.0f, 2.0f, -kInf},
+                                          {-kInf, 0.0f, 2.0f, kInf},
+                                          {kNan, 0.0f, 2.0f, kNan},
+                                      });
+}
+
+// --- 16-bit inputs in registers ---------------------------------------------------
+
+// Values of a dtype as raw 16-bit words, with their widened float32 values.
+struct Narrow {
+    std::vector<uint16_t> raw;
+    std::vector<float> wide;
+};
+
+Narrow narrow(int32_t dtype, const std::vector<float>& values) {
+    Narrow n;
+    for (const float v : values) {
+        n.raw.push_back(dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(v) : nnplug::f32_to_bf16(v));
+        n.wide.push_back(dtype == NNPLUG_DTYPE_F16 ? nnplug::f16_to_f32(n.raw.back()) : nnplug::bf16_to_f32(n.raw.back()));
+    }
+    return n;
+}
+
+TEST(BceWithLogitsVectorMath, SixteenBitRunsEqualFloat32OnTheWidenedValuesRounded) {
+    const Operands o = make_operands(517, 9);
+    for (const int32_t dtype : {NNPLUG_DTYPE_F16, NNPLUG_DTYPE_BF16}) {
+        const Narrow g = narrow(dtype, o.grad), x = narrow(dtype, o.self), y = narrow(dtype, o.target),
+                     w = narrow(dtype, o.weight), p = narrow(dtype, o.pos_weight);
+        const Operands wide{g.wide, x.wide, y.wide, w.wide, p.wide};
+        for_each_target([&](const char*) {
+            for (const Op op : {Op::kForward, Op::kBackward, Op::kTargetBackward})
+                for (const bool positive : {false, true}) {
+                    const float scale = op == Op::kForward ? 1.0f : 0.125f;
+                    const std::vector<float> reference = run_tile(op, wide, true, positive, scale);
+                    std::vector<uint16_t> out(o.size(), 0x7777);
+                    const OperandAccess contiguous = OperandAccess::kContiguous;
+                    // The accesses of a float32 run, then every input pointed at its 16-bit words.
+                    VectorRun run = run_over(op, wide, contiguous, contiguous,
+                                             positive ? contiguous : OperandAccess::kAbsent, nullptr);
+                    run.dtype = dtype;
+                    run.out = out.data();
+                    const auto point = [&](int slot, const Narrow& values) { run.input[slot] = values.raw.data(); };
+                    if (op == Op::kForward) {
+                        point(NNPLUG_BCE_WITH_LOGITS_SELF, x);
+                        point(NNPLUG_BCE_WITH_LOGITS_TARGET, y);
+                        point(NNPLUG_BCE_WITH_LOGITS_WEIGHT, w);
+                        point(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, p);
+                    } else {
+                        point(NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT, g);
+                        point(NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF, x);
+                        point(NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET, y);
+                        point(NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT, w);
+                        point(NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT, p);
+                    }
+                    kernels_of(op).map(run, scale);
+                    for (size_t i = 0; i < o.size(); ++i) {
+                        const float expected = rounded(dtype, reference[i]);
+                        const float result = nnplug::load_as_f32(out.data(), dtype, static_cast<int64_t>(i));
+                        ASSERT_TRUE(same_bits_or_both_nan(result, expected))
+                            << "dtype " << dtype << " op " << static_cast<int>(op) << " element " << i << ": "
+                            << result << " vs " << expected;
+                    }
+                }
+        });
+    }
+}
+
+// --- cpu_tbb's driver on descriptors -------------------------------------------------
+
+int operand_count(Op op) {
+    if (op == Op::kForward) return NNPLUG_BCE_WITH_LOGITS_OPERANDS;
+    return NNPLUG_BCE_WITH_LOGITS_BACKWARD_OPERANDS;
+}
+int32_t op_kind(Op op) {
+    return op == Op::kForward    ? NNPLUG_OP_BCE_WITH_LOGITS
+           : op == Op::kBackward ? NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD
+                                 : NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD;
+}
+
+// The slots of one op's operands by role.
+struct Slots {
+    int grad = -1, self, target, weight, pos_weight, out;
+};
+Slots slots_of(Op op) {
+    if (op == Op::kForward)
+        return {-1, NNPLUG_BCE_WITH_LOGITS_SELF, NNPLUG_BCE_WITH_LOGITS_TARGET, NNPLUG_BCE_WITH_LOGITS_WEIGHT,
+                NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, NNPLUG_BCE_WITH_LOGITS_OUT};
+    return {NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT, NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF,
+            NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET,      NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT,
+            NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT,  NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT};
+}
+
+TEST(BceWithLogitsDriver, PosWeightOfOneRowAgainstNByCReadsInPlaceAndEqualsTheFullPosWeight) {
+    const int64_t rows = 37, columns = 53, n = rows * columns;
+    for (const int32_t dtype : {NNPLUG_DTYPE_F32, NNPLUG_DTYPE_F16})
+        for (const Op op : {Op::kForward, Op::kBackward, Op::kTargetBackward}) {
+            SCOPED_TRACE("dtype " + std::to_string(dtype) + " op " + std::to_string(static_cast<int>(op)));
+            const Slots slot = slots_of(op);
+            Storage grad = nnplug::test::random_storage(dtype, 1, -2, 2, 1);
+            Storage self = nnplug::test::random_storage(dtype, n, -12, 12, 2);
+            Storage target = nnplug::test::random_storage(dtype, n, 0, 1, 3);
+            Storage weight = nnplug::test::random_storage(dtype, columns, 0, 2, 4);
+            Storage row = nnplug::test::random_storage(dtype, columns, 0, 4, 5);
+            Storage full(dtype, n), out(dtype, n), full_out(dtype, n);
+            for (int64_t i = 0; i < n; ++i) full.set(i, row.get(i % columns));
+            Call call(op_kind(op), {rows, columns}, NNPLUG_REDUCTION_MEAN, operand_count(op));
+            if (op == Op::kForward) call = Call(op_kind(op), {rows, columns}, NNPLUG_REDUCTION_NONE, operand_count(op));
+            call.promote_to(dtype);
+            if (slot.grad >= 0) call.operand(slot.grad, grad, {0, 0});  // after a mean: one value
+            call.operand(slot.self, self, {columns, 1});
+            call.operand(slot.target, target, {columns, 1});
+            call.operand(slot.weight, weight, {0, 1});
+            call.operand(slot.pos_weight, row, {0, 1});
+            call.operand(slot.out, out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+            Call materialized = call;
+            materialized.operand(slot.pos_weight, full, {columns, 1});
+            materialized.operand(slot.out, full_out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+            call.run(kernels_of(op), 500, true);  // ranges that end inside rows
+            materialized.run(kernels_of(op), n, true);
+            ASSERT_EQ(out.words, full_out.words);
+            // And the values: the float32 tile on the widened operands, rounded to dtype.
+            Operands wide;
+            for (int64_t i = 0; i < n; ++i) {
+                wide.grad.push_back(grad.get(0));
+                wide.self.push_back(self.get(i));
+                wide.target.push_back(target.get(i));
+                wide.weight.push_back(weight.get(i % columns));
+                wide.pos_weight.push_back(row.get(i % columns));
+            }
+            const std::vector<float> reference = run_tile(op, wide, true, true, nnplug::sdk::scale(call.desc));
+            for (int64_t i = 0; i < n; ++i)
+                ASSERT_TRUE(same_bits_or_both_nan(out.get(i), rounded(dtype, reference[static_cast<size_t>(i)])))
+                    << "element " << i;
+        }
+}
+
+TEST(BceWithLogitsDriver, ForwardRoundsWeightAndPosWeightToThePromotedDtypeFirst) {
+    const int64_t rows = 9, columns = 300, n = rows * columns;
+    Storage self = nnplug::test::random_storage(NNPLUG_DTYPE_F16, n, -6, 6, 7);
+    Storage target = nnplug::test::random_storage(NNPLUG_DTYPE_F16, n, 0, 1, 8);
+    Storage weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, n, 0, 2, 9);          // float32 digits
+    Storage pos_weight = nnplug::test::random_storage(NNPLUG_DTYPE_BF16, columns, 0, 4, 10);  // bfloat16 digits
+    Storage one_weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, 1, 0.3f, 0.4f, 11);
+    // The same values cast to float16 first: an all-float16 call, read in place.
+    Storage weight16(NNPLUG_DTYPE_F16, n), pos_weight16(NNPLUG_DTYPE_F16, columns), one16(NNPLUG_DTYPE_F16, 1);
+    for (int64_t i = 0; i < n; ++i) weight16.set(i, weight.get(i));
+    for (int64_t i = 0; i < columns; ++i) pos_weight16.set(i, pos_weight.get(i));
+    one16.set(0, one_weight.get(0));
+    for (const bool splat_weight : {false, true}) {
+        SCOPED_TRACE(splat_weight ? "weight of one element" : "weight of every element");
+        Storage out(NNPLUG_DTYPE_F16, n), expected(NNPLUG_DTYPE_F16, n), unrounded(NNPLUG_DTYPE_F16, n);
+        Call mixed(NNPLUG_OP_BCE_WITH_LOGITS, {rows, columns}, NNPLUG_REDUCTION_NONE, NNPLUG_BCE_WITH_LOGITS_OPERANDS);
+        mixed.operand(NNPLUG_BCE_WITH_LOGITS_SELF, self, {columns, 1});
+        mixed.operand(NNPLUG_BCE_WITH_LOGITS_TARGET, target, {columns, 1});
+        if (splat_weight) mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one_weight, {0, 0});
+        else mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight, {columns, 1});
+        mixed.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight, {0, 1});
+        mixed.operand(NNPLUG_BCE_WITH_LOGITS_OUT, out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+        Call as_float32 = mixed;  // no promoted dtype: float32, nothing rounded
+        as_float32.operand(NNPLUG_BCE_WITH_LOGITS_OUT, unrounded, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+        mixed.promote_to(NNPLUG_DTYPE_F16);
+        Call half = mixed;
+        if (splat_weight) half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one16, {0, 0});
+        else half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight16, {columns, 1});
+        half.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight16, {0, 1});
+        half.operand(NNPLUG_BCE_WITH_LOGITS_OUT, expected, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+        mixed.run(nnplug::cpu::bce_with_logits_kernels(), 777, false);
+        half.run(nnplug::cpu::bce_with_logits_kernels(), n, true);
+        as_float32.run(nnplug::cpu::bce_with_logits_kernels(), n, false);
+        EXPECT_EQ(out.words, expected.words);
+        EXPECT_NE(unrounded.words, expected.words);  // the rounding shows in some elements
+    }
+}
+
+TEST(BceWithLogitsDriver, ForwardSumAndMeanByFixedChunksAreCloseToFloat64AndIndependentOfTheOrder) {
+    const int64_t n = 3 * nnplug::cpu::kReduceChunk + 1234;
+    Storage self = nnplug::test::random_storage(NNPLUG_DTYPE_F32, n, -30, 30, 12);
+    Storage target = nnplug::test::random_storage(NNPLUG_DTYPE_F32, n, 0, 1, 13);
+    Storage pos_weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, 1, 1, 3, 14);
+    for (const int reduction : {NNPLUG_REDUCTION_SUM, NNPLUG_REDUCTION_MEAN}) {
+        Storage out(NNPLUG_DTYPE_F32, 1), again(NNPLUG_DTYPE_F32, 1);
+        Call call(NNPLUG_OP_BCE_WITH_LOGITS, {n}, reduction, NNPLUG_BCE_WITH_LOGITS_OPERANDS);
+        call.operand(NNPLUG_BCE_WITH_LOGITS_SELF, self, {1});
+        call.operand(NNPLUG_BCE_WITH_LOGITS_TARGET, target, {1});
+        call.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight, {0});
+        call.operand(NNPLUG_BCE_WITH_LOGITS_OUT, out, {0}, NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
+        Call second = call;
+        second.operand(NNPLUG_BCE_WITH_LOGITS_OUT, again, {0}, NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
+        const auto reduce = [](const Call& c, bool backwards) {
+            const nnplug::cpu::ElementwiseCall reducing(nnplug::cpu::bce_with_logits_kernels(), c.desc);
+            EXPECT_TRUE(reducing.reduces());
+            EXPECT_TRUE(reducing.reads_in_place());
+            std::vector<double> partials(static_cast<size_t>(reducing.reduce_chunks()));
+            for (size_t k = 0; k < partials.size(); ++k) {
+                const size_t chunk = backwards ? partials.size() - 1 - k : k;
+                partials[chunk] = reducing.sum_chunk(static_cast<int64_t>(chunk));
+            }
+            reducing.finish_reduction(partials.data(), static_cast<int64_t>(partials.size()));
+        };
+        reduce(call, false);
+        reduce(second, true);
+        EXPECT_EQ(out.words, again.words);
+        double total = 0;
+        for (int64_t i = 0; i < n; ++i)
+            total += nnplug::bce_with_logits_forward_pos(self.get(i), target.get(i), 1.0f, pos_weight.get(0));
+        if (reduction == NNPLUG_REDUCTION_MEAN) total /= static_cast<double>(n);
+        EXPECT_NEAR(out.get(0), total, 1e-6 * std::abs(total));
+    }
+}
+
 }  // namespace

@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "acl_test_support.h"
 #include "golden_cases.h"
@@ -168,6 +170,73 @@ std::vector<size_t> case_indices() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenCases, ::testing::ValuesIn(case_indices()), case_name);
+
+// The largest differences over every case, per op, for float32 outputs: against float64
+// (relative) and, with expect_ulps, in ulps of the expectation (PyTorch's float32 result).
+// "plain" elements are those whose terms do not cancel (scale at most 4 |reference|, or no
+// scale), where both measures are meaningful; over all elements the error beyond the scale
+// allowance is given. Printed for the record (the docs cite them); beyond-allowance ulps
+// above a case's expect_ulps fail, as in MatchesExpectation.
+class GoldenSummary : public nnplug::test::RuntimeTest {};
+
+TEST_F(GoldenSummary, LargestDifferencesPerOp) {
+    struct Largest {
+        double relative = 0, relative_beyond = 0;
+        int64_t ulps = 0, ulps_beyond = 0, allowed = -1;
+        size_t plain = 0, elements = 0;
+    };
+    std::map<std::string, Largest> largest;
+    for (const GoldenCase& golden : all_cases()) {
+        const nnplug::test::GoldenRun run = nnplug::test::run_golden_case(golden);
+        ASSERT_EQ(run.status, ACLNN_SUCCESS) << golden.name << ": " << run.message;
+        const GoldenTensor& out_spec = golden.tensors.at(nnplug::test::op_named(golden.op).output);
+        const aclDataType dtype = out_spec.dtype;
+        if (dtype != ACL_FLOAT) continue;
+        const bool reduced = golden.attr("reduction") != 0 && golden.expect_bits.empty() && golden.expect_ulps < 0;
+        Largest& entry = largest[golden.op + (reduced ? " (mean/sum)" : "")];
+        const auto view = out_spec.view_indices();
+        for (size_t n = 0; n < view.size() && n < golden.reference.size(); ++n) {
+            const uint32_t got = bits_at(run.output, dtype, view[n]);
+            const double value = value_of(got, dtype), reference = golden.reference[n];
+            if (!std::isfinite(reference) || reference == 0 || !std::isfinite(value)) continue;
+            const double allowance = nnplug::test::scale_allowance(golden, n);
+            // (and not in float32's subnormal range, where exp underflows by design)
+            const bool plain = (golden.scale.empty() || golden.scale[n] <= 4 * std::abs(reference)) &&
+                               std::abs(reference) >= 0x1p-126;
+            const double error = std::abs(value - reference);
+            ++entry.elements;
+            entry.relative_beyond =
+                std::max(entry.relative_beyond, std::max(0.0, error - allowance) / std::abs(reference));
+            if (plain) {
+                ++entry.plain;
+                entry.relative = std::max(entry.relative, error / std::abs(reference));
+            }
+            if (golden.expect_ulps < 0) continue;
+            const uint32_t want = bits_at(golden.expect_near_bits, dtype, view[n]);
+            const float want_value = value_of(want, dtype);
+            if (!std::isfinite(want_value)) continue;
+            if (plain) entry.ulps = std::max(entry.ulps, ulp_distance(got, want, dtype));
+            const double beyond = std::max(0.0, std::abs(value - want_value) - 2 * allowance) /
+                                  nnplug::test::ulp_of(want_value, dtype);
+            const auto beyond_ulps = static_cast<int64_t>(std::ceil(beyond));
+            entry.ulps_beyond = std::max(entry.ulps_beyond, beyond_ulps);
+            entry.allowed = std::max(entry.allowed, golden.expect_ulps);
+            EXPECT_LE(beyond_ulps, golden.expect_ulps) << golden.name << " view element " << n;
+        }
+    }
+    for (const auto& [op, entry] : largest) {
+        std::printf("%s: float32 vs float64: max rel %.3g over %zu plain elements, %.3g beyond the allowance over all "
+                    "%zu",
+                    op.c_str(), entry.relative, entry.plain, entry.relative_beyond, entry.elements);
+        if (entry.allowed >= 0) {
+            std::printf("; vs PyTorch float32: max %lld ulps on plain elements, %lld beyond the allowance (%lld "
+                        "allowed)",
+                        static_cast<long long>(entry.ulps), static_cast<long long>(entry.ulps_beyond),
+                        static_cast<long long>(entry.allowed));
+        }
+        std::printf("\n");
+    }
+}
 
 TEST(GoldenFiles, HoldCasesForEveryOp) {
     // Guards against a truncated or regenerated-empty file passing silently.

@@ -1,7 +1,9 @@
 // The binary cross-entropy on logits and its two gradients in Highway vectors, shared
 // by the backends: the operations of nnplug/ops/bce_with_logits_math.h in the same
 // order (explicit Mul/Add/Sub/Div; multiply-adds only inside exp and log), with a
-// vector exp in place of expf and bce_forward-inl.h's table log in place of logf.
+// vector exp in place of expf and bce_forward-inl.h's table log in place of logf. A NaN
+// result is always the quiet NaN 0x7fc00000, so that results are the same bytes whatever
+// loop the math is compiled into.
 // Include it from a file compiled once per target (foreach_target.h); the guard lets
 // it be included again for each target.
 //
@@ -19,6 +21,8 @@
 #endif
 
 #include <hwy/highway.h>
+
+#include <limits>
 
 #include "bce_forward-inl.h"
 
@@ -92,6 +96,16 @@ HWY_INLINE hn::Vec<D> min_zero(D d, hn::Vec<D> z) {
     return hn::IfThenZeroElse(hn::Gt(z, hn::Zero(d)), z);
 }
 
+// NaN results as the one quiet NaN 0x7fc00000. Which NaN an operation passes on when both
+// of its operands are NaN is the first operand's on x86, and compilers swap the operands
+// of commutative operations as register allocation suits them: without this the sign of
+// a NaN would depend on how the calling loop was compiled (cpu_tbb's splat inputs against
+// atlas_emu's tiles), not on the inputs.
+template <class D>
+HWY_INLINE hn::Vec<D> one_nan(D d, hn::Vec<D> v) {
+    return hn::IfThenElse(hn::IsNaN(v), hn::Set(d, std::numeric_limits<float>::quiet_NaN()), v);
+}
+
 // The loss: without posWeight ((1 - y) * x + m) + sp, with it
 // (1 - y) * x + ((p - 1) * y + 1) * (sp + m); then * w (absent: not multiplied, as * 1 is exact).
 template <bool kWeighted, bool kPositive, class D>
@@ -103,16 +117,16 @@ HWY_INLINE hn::Vec<D> logits_forward(D d, hn::Vec<D> x, hn::Vec<D> y, hn::Vec<D>
     hn::Vec<D> loss;
     if constexpr (kPositive) loss = hn::Add(linear, hn::Mul(hn::Add(hn::Mul(hn::Sub(p, one), y), one), hn::Add(sp, m)));
     else loss = hn::Add(hn::Add(linear, m), sp);
-    if constexpr (kWeighted) return hn::Mul(loss, w);
-    else return loss;
+    if constexpr (kWeighted) loss = hn::Mul(loss, w);
+    return one_nan(d, loss);
 }
 
 // r * g, * w when weighted, * scale: the common tail of both gradients.
 template <bool kWeighted, class D>
-HWY_INLINE hn::Vec<D> times_grad(hn::Vec<D> r, hn::Vec<D> g, hn::Vec<D> w, hn::Vec<D> scale) {
+HWY_INLINE hn::Vec<D> times_grad(D d, hn::Vec<D> r, hn::Vec<D> g, hn::Vec<D> w, hn::Vec<D> scale) {
     r = hn::Mul(r, g);
     if constexpr (kWeighted) r = hn::Mul(r, w);
-    return hn::Mul(r, scale);
+    return one_nan(d, hn::Mul(r, scale));
 }
 
 // Gradient w.r.t. self: without posWeight s - y, with it ((t + 1) - y) * s - t, t = p * y.
@@ -127,7 +141,7 @@ HWY_INLINE hn::Vec<D> logits_backward(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D
     } else {
         r = hn::Sub(s, y);
     }
-    return times_grad<kWeighted, D>(r, g, w, scale);
+    return times_grad<kWeighted>(d, r, g, w, scale);
 }
 
 // Gradient w.r.t. target: without posWeight -x, with it log_sigmoid(-x) - p * log_sigmoid(x),
@@ -144,7 +158,7 @@ HWY_INLINE hn::Vec<D> logits_target_backward(D d, hn::Vec<D> g, hn::Vec<D> x, hn
     } else {
         r = hn::Neg(x);
     }
-    return times_grad<kWeighted, D>(r, g, w, scale);
+    return times_grad<kWeighted>(d, r, g, w, scale);
 }
 
 }  // namespace nnplug::simd::HWY_NAMESPACE

@@ -3,12 +3,14 @@
 #include <acl/acl.h>
 
 #include "runtime.h"
+#include "tensor.h"
 
 namespace nnplug {
 namespace {
 
 bool valid_memcpy_kind(aclrtMemcpyKind kind) {
-    return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEVICE_TO_DEVICE;
+    const int32_t value = enum_bits(kind);
+    return value >= ACL_MEMCPY_HOST_TO_HOST && value <= ACL_MEMCPY_DEVICE_TO_DEVICE;
 }
 
 bool reads_device(aclrtMemcpyKind kind) {
@@ -29,7 +31,7 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
         return ACL_ERROR_INVALID_PARAM;
     }
     if (!valid_memcpy_kind(kind)) {
-        set_last_error("{}: kind {} is not an aclrtMemcpyKind", api, static_cast<int>(kind));
+        set_last_error("{}: kind {} is not an aclrtMemcpyKind", api, enum_bits(kind));
         return ACL_ERROR_INVALID_PARAM;
     }
     if ((writes_device(kind) && !runtime.check_on_current_device(api, "dst", dst)) ||
@@ -190,8 +192,9 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
             set_last_error("aclrtMalloc: devPtr is null or size is 0");
             return ACL_ERROR_INVALID_PARAM;
         }
-        if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY) {
-            set_last_error("aclrtMalloc: policy {} is not an aclrtMemMallocPolicy", static_cast<int>(policy));
+        const int32_t policy_value = nnplug::enum_bits(policy);
+        if (policy_value < ACL_MEM_MALLOC_HUGE_FIRST || policy_value > ACL_MEM_MALLOC_NORMAL_ONLY) {
+            set_last_error("aclrtMalloc: policy {} is not an aclrtMemMallocPolicy", policy_value);
             return ACL_ERROR_INVALID_PARAM;
         }
         return runtime->malloc_device(devPtr, size);

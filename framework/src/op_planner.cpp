@@ -1,6 +1,7 @@
 #include "op_planner.h"
 
 #include <optional>
+#include <utility>
 #include <string>
 
 #include "broadcast_plan.h"
@@ -68,6 +69,7 @@ private:
     aclnnStatus check_attrs();
     aclnnStatus check_promotion();
     aclDataType promoted_inputs() const;
+    aclnnStatus check_overlap();
     aclnnStatus check_data();
     void describe(nnplug_op_desc& desc) const;
 
@@ -82,6 +84,14 @@ aclnnStatus Planner::check_null() {
         if (tensor(i) == nullptr && !schema_.operands[i].optional) {
             set_last_error("{}: {} is null", schema_.api, name(i));
             return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    // Before anything reads them: a destroyed tensor is reported, never read.
+    for (size_t i = 0; i < count(); ++i) {
+        if (tensor(i) != nullptr && !tensor_is_live(tensor(i))) {
+            set_last_error("{}: {} is not a live tensor (destroyed already, or not made by aclCreateTensor)",
+                           schema_.api, name(i));
+            return ACLNN_ERR_PARAM_INVALID;
         }
     }
     return ACLNN_SUCCESS;
@@ -215,6 +225,72 @@ aclnnStatus Planner::check_promotion() {
     return ACLNN_SUCCESS;
 }
 
+// The bytes a view reaches: [first, last] relative to its data pointer (strides are never
+// negative, aclCreateTensor refuses them).
+struct ByteRange {
+    uintptr_t first, last;
+};
+
+ByteRange byte_range(const aclTensor& t) {
+    const int64_t size = static_cast<int64_t>(aclDataTypeSize(t.dtype));
+    int64_t last = t.offset;
+    for (size_t k = 0; k < t.view_dims.size(); ++k) last += (t.view_dims[k] - 1) * t.strides[k];
+    const auto base = reinterpret_cast<uintptr_t>(t.data);
+    return {base + static_cast<uintptr_t>(t.offset * size), base + static_cast<uintptr_t>((last + 1) * size - 1)};
+}
+
+// The same elements in the same order: writing one while reading the other is elementwise
+// in place, which every backend supports.
+bool same_view(const aclTensor& a, const aclTensor& b) {
+    return a.data == b.data && a.offset == b.offset && aclDataTypeSize(a.dtype) == aclDataTypeSize(b.dtype) &&
+           a.view_dims == b.view_dims && a.strides == b.strides;
+}
+
+// Whether two elements of the view may be one memory location: a stride 0 along a
+// dimension of several elements, or a stride smaller than the extent of the smaller ones.
+bool may_overlap_itself(const aclTensor& t) {
+    std::pair<int64_t, int64_t> dims[NNPLUG_MAX_DIMS];  // (stride, size) of the dimensions of size > 1
+    size_t n = 0;
+    for (size_t k = 0; k < t.view_dims.size(); ++k)
+        if (t.view_dims[k] > 1) dims[n++] = {t.strides[k], t.view_dims[k]};
+    for (size_t k = 1; k < n; ++k)  // insertion sort by stride: at most 8 entries
+        for (size_t j = k; j > 0 && dims[j].first < dims[j - 1].first; --j) std::swap(dims[j], dims[j - 1]);
+    int64_t extent = 1;  // elements spanned by the dimensions so far
+    for (size_t k = 0; k < n; ++k) {
+        if (dims[k].first < extent) return true;
+        extent = dims[k].first * (dims[k].second - 1) + extent;
+    }
+    return false;
+}
+
+// An output may alias an input only exactly (same view), and must not overlap itself:
+// anything else would read values the op has already overwritten.
+aclnnStatus Planner::check_overlap() {
+    if (self_->is_empty()) return ACLNN_SUCCESS;
+    for (size_t o = 0; o < count(); ++o) {
+        if (!schema_.operands[o].output || tensor(o) == nullptr) continue;
+        const aclTensor& out = *tensor(o);
+        if (may_overlap_itself(out)) {
+            set_last_error("{}: {} has elements that share memory (shape {}, strides {}); an output must not "
+                           "overlap itself",
+                           schema_.api, name(o), shape_string(out.view_dims), shape_string(out.strides));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        const ByteRange written = byte_range(out);
+        for (size_t i = 0; i < count(); ++i) {
+            if (i == o || tensor(i) == nullptr || tensor(i)->is_empty()) continue;
+            const ByteRange read = byte_range(*tensor(i));
+            if (read.last < written.first || written.last < read.first) continue;
+            if (!schema_.operands[i].output && same_view(out, *tensor(i))) continue;
+            set_last_error("{}: {} and {} share memory but are not the same view; an output may only be the "
+                           "exact same view as an input (elementwise in place)",
+                           schema_.api, name(o), name(i));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
 // Data must exist for what will be read or written.
 aclnnStatus Planner::check_data() {
     const bool empty = self_->is_empty();
@@ -298,6 +374,7 @@ aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
     if (schema_.extra_check != nullptr)
         if (const aclnnStatus status = schema_.extra_check(schema_, call_)) return status;
     if (const aclnnStatus status = check_data()) return status;
+    if (const aclnnStatus status = check_overlap()) return status;
 
     describe(desc);
     empty_self = self_->is_empty();

@@ -145,6 +145,11 @@ aclError Runtime::synchronize_device(const char* api, int32_t device) {
 }
 
 aclError Runtime::malloc_device(void** pointer, size_t bytes) {
+    if (bytes > kMaxAllocationBytes) {
+        set_last_error("aclrtMalloc: size {} bytes is beyond any device's memory (at most {} bytes)", bytes,
+                       kMaxAllocationBytes);
+        return ACL_ERROR_BAD_ALLOC;
+    }
     const int32_t device = current_device();
     const nnplug_status status = device_table().malloc(context(device), bytes, pointer);
     if (status != NNPLUG_OK) return fail_from_backend("aclrtMalloc", status);
@@ -192,6 +197,11 @@ bool Runtime::check_on_current_device(const char* api, const char* what, const v
 
 aclError Runtime::malloc_host(void** pointer, size_t bytes) {
     constexpr size_t kAlignment = 64;
+    if (bytes > kMaxAllocationBytes) {  // also keeps the rounding below from wrapping
+        set_last_error("aclrtMallocHost: size {} bytes is beyond any host's memory (at most {} bytes)", bytes,
+                       kMaxAllocationBytes);
+        return ACL_ERROR_BAD_ALLOC;
+    }
     void* allocated = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
     if (allocated == nullptr) {
         set_last_error("aclrtMallocHost: cannot allocate {} bytes of host memory", bytes);

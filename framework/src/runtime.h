@@ -37,6 +37,11 @@ struct aclOpExecutor {
 
 namespace nnplug {
 
+// The largest block aclrtMalloc and aclrtMallocHost hand to a backend or the host allocator
+// (2^48 bytes, 256 TiB): anything larger is a wrapped or nonsense size, refused before any
+// rounding up could wrap it to a small block.
+constexpr size_t kMaxAllocationBytes = size_t{1} << 48;
+
 // The aclError and aclnnStatus for a backend status: the one mapping of the runtime.
 aclError acl_error_from(nnplug_status status);
 aclnnStatus aclnn_status_from(nnplug_status status);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
@@ -17,6 +18,9 @@ namespace nnplug {
 namespace {
 
 std::shared_mutex runtime_mutex;   // shared by API calls, exclusive for aclInit/aclFinalize
+// Set while aclFinalize waits for the lock: new calls are turned away instead of joining
+// the readers, which would otherwise keep the writer waiting for as long as they call.
+std::atomic<bool> finalizing{false};
 std::unique_ptr<Runtime> runtime;  // null outside aclInit..aclFinalize
 
 // A backend cannot drive more devices than this; a larger count is a broken plugin.
@@ -149,7 +153,13 @@ aclError initialize(const char* config_path) {
 
 }  // namespace
 
-RuntimeLease::RuntimeLease(const char* api) : lock_(runtime_mutex), runtime_(runtime.get()) {
+RuntimeLease::RuntimeLease(const char* api) {
+    if (finalizing.load(std::memory_order_acquire)) {
+        set_last_error("{}: aclFinalize is running", api);
+        return;
+    }
+    lock_ = std::shared_lock(runtime_mutex);
+    runtime_ = runtime.get();
     if (runtime_ == nullptr) set_last_error("{}: aclInit has not been called", api);
 }
 
@@ -170,6 +180,10 @@ aclError aclInit(const char* configPath) {
 
 aclError aclFinalize(void) {
     return nnplug::guarded("aclFinalize", [&] {
+        nnplug::finalizing.store(true, std::memory_order_release);
+        struct Reopen {  // whatever happens below, later calls are let in again
+            ~Reopen() { nnplug::finalizing.store(false, std::memory_order_release); }
+        } reopen;
         std::unique_lock lock(nnplug::runtime_mutex);
         if (!nnplug::runtime) {
             nnplug::set_last_error("aclFinalize: not initialized (aclInit not called, or already finalized)");

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <limits>
+#include <mutex>
 #include <new>
+#include <shared_mutex>
+#include <unordered_set>
 
 #include "error_state.h"
 
@@ -26,7 +29,37 @@ bool checked_multiply(int64_t& product, int64_t factor) {
     return true;
 }
 
+// Every tensor between aclCreateTensor and aclDestroyTensor.
+class TensorRegistry {
+public:
+    void add(const aclTensor* tensor) {
+        std::unique_lock lock(mutex_);
+        live_.insert(tensor);
+    }
+    bool remove(const aclTensor* tensor) {
+        std::unique_lock lock(mutex_);
+        return live_.erase(tensor) == 1;
+    }
+    bool contains(const aclTensor* tensor) const {
+        std::shared_lock lock(mutex_);
+        return live_.count(tensor) == 1;
+    }
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_set<const aclTensor*> live_;
+};
+
+TensorRegistry& registry() {
+    static TensorRegistry* instance = new TensorRegistry;  // never destroyed: tensors may outlive statics
+    return *instance;
+}
+
+bool known_format(int32_t format) { return format >= ACL_FORMAT_UNDEFINED && format <= ACL_FORMAT_FRACTAL_Z; }
+
 }  // namespace
+
+bool tensor_is_live(const aclTensor* tensor) { return registry().contains(tensor); }
 
 std::string shape_string(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
 
@@ -68,7 +101,7 @@ const char* format_name(aclFormat format) {
 extern "C" {
 
 size_t aclDataTypeSize(aclDataType dataType) {
-    switch (dataType) {
+    switch (nnplug::enum_bits(dataType)) {
     case ACL_BOOL:
     case ACL_INT8:
     case ACL_UINT8: return 1;
@@ -106,7 +139,11 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     }
     const size_t element_size = aclDataTypeSize(dataType);
     if (element_size == 0) {
-        set_last_error("{}: dataType {} has no fixed element size", api, static_cast<int>(dataType));
+        set_last_error("{}: dataType {} has no fixed element size", api, nnplug::enum_bits(dataType));
+        return nullptr;
+    }
+    if (!nnplug::known_format(nnplug::enum_bits(format))) {
+        set_last_error("{}: format {} is not an aclFormat", api, nnplug::enum_bits(format));
         return nullptr;
     }
     if (offset < 0) {
@@ -163,10 +200,24 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     tensor->storage_dims = std::move(storage);
     tensor->storage_elements = storage_count;
     tensor->data = tensorData;
+    try {
+        nnplug::registry().add(tensor);
+    } catch (const std::bad_alloc&) {
+        delete tensor;
+        set_last_error("{}: out of host memory", api);
+        return nullptr;
+    }
     return tensor;
 }
 
 aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+    if (tensor == nullptr) return ACLNN_SUCCESS;  // as free(NULL)
+    if (!nnplug::registry().remove(tensor)) {
+        nnplug::set_last_error("aclDestroyTensor: {} is not a live tensor (destroyed already, or not made by "
+                               "aclCreateTensor)",
+                               static_cast<const void*>(tensor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     delete tensor;
     return ACLNN_SUCCESS;
 }
@@ -175,6 +226,10 @@ aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_
     if (tensor == nullptr || viewDims == nullptr || viewDimsNum == nullptr) {
         nnplug::set_last_error("aclGetViewShape: tensor, viewDims or viewDimsNum is null");
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (!nnplug::tensor_is_live(tensor)) {
+        nnplug::set_last_error("aclGetViewShape: tensor is not a live tensor (destroyed already?)");
+        return ACLNN_ERR_PARAM_INVALID;
     }
     // The caller frees the array with delete[], as with CANN.
     *viewDimsNum = tensor->view_dims.size();
@@ -187,6 +242,10 @@ aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
     if (tensor == nullptr || dataType == nullptr) {
         nnplug::set_last_error("aclGetDataType: tensor or dataType is null");
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (!nnplug::tensor_is_live(tensor)) {
+        nnplug::set_last_error("aclGetDataType: tensor is not a live tensor (destroyed already?)");
+        return ACLNN_ERR_PARAM_INVALID;
     }
     *dataType = tensor->dtype;
     return ACLNN_SUCCESS;

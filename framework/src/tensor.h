@@ -4,6 +4,7 @@
 #include <aclnn/acl_meta.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,20 @@ struct aclTensor {
 };
 
 namespace nnplug {
+
+// An enum argument's value as an integer, read without loading the enum: a caller may
+// pass any integer, and a range check on the enum itself would be undefined behaviour.
+template <typename Enum>
+int32_t enum_bits(Enum value) {
+    static_assert(sizeof(Enum) == sizeof(int32_t));
+    int32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+// Whether tensor was made by aclCreateTensor and not yet destroyed. Calls check it
+// before reading a tensor, so a destroyed one is reported instead of read.
+bool tensor_is_live(const aclTensor* tensor);
 
 // "[4,5]"; "[]" for a 0-d tensor.
 std::string shape_string(const std::vector<int64_t>& dims);

@@ -70,6 +70,12 @@ int DeviceArena::device_holding(const void* pointer) {
 }
 
 void* DeviceArena::allocate(size_t bytes, std::string& error) {
+    // Checked before rounding up: near SIZE_MAX the rounding would wrap to a tiny block.
+    if (bytes > static_cast<size_t>(capacity_)) {
+        error = "cannot allocate " + std::to_string(bytes) + " bytes of device memory: the device has " +
+                std::to_string(capacity_) + " bytes";
+        return nullptr;
+    }
     const size_t footprint = round_up(round_up(bytes, 32) + 32, kAlignment);
     std::lock_guard lock(mutex_);
     // Best fit: the smallest free range that holds the block keeps large ranges whole.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -110,7 +111,10 @@ uint32_t dtype_mask(void*) {
 nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
     return sdk::fenced("cannot allocate device memory", [&] {
         constexpr size_t kAlignment = 64;
-        void* allocated = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+        // Checked before rounding up: near SIZE_MAX the rounding would wrap to a tiny block.
+        void* allocated = bytes > SIZE_MAX - kAlignment
+                              ? nullptr
+                              : std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
         if (allocated == nullptr)
             return sdk::fail(NNPLUG_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
         try {

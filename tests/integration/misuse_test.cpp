@@ -1,0 +1,204 @@
+// Misuse a careless or hostile caller can try: sizes that wrap, outputs that overlap
+// their inputs or themselves, tensors used after aclDestroyTensor, enum arguments out of
+// range. Each is refused with a status and a message, and nothing is written; the
+// aliasing the ops do allow (an output that is exactly an input's view) gives the same
+// result as a separate output. Run once per backend.
+#include <acl/acl.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acl_test_support.h"
+#include "op_catalog.h"
+
+namespace nnplug::test {
+namespace {
+
+std::string message() { return aclGetRecentErrMsg(); }
+
+class Misuse : public RuntimeTest {};
+
+// A second aclTensor over another tensor's device memory; destroyed with the object.
+class View {
+public:
+    View(void* data, const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
+         const std::vector<int64_t>& storage, aclDataType dtype = ACL_FLOAT)
+        : tensor_(aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, ACL_FORMAT_ND,
+                                  storage.data(), storage.size(), data)) {}
+    ~View() { aclDestroyTensor(tensor_); }
+    View(const View&) = delete;
+    View& operator=(const View&) = delete;
+    aclTensor* get() const { return tensor_; }
+
+private:
+    aclTensor* tensor_;
+};
+
+std::vector<float> ramp(size_t count, float first, float step) {
+    std::vector<float> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = first + step * static_cast<float>(i % 97);
+    return values;
+}
+
+// Every op's tensors for reduction none over one shape (weights absent), with the
+// output replaced by `out`.
+std::vector<const aclTensor*> arguments(const OpUnderTest& op, const DeviceTensor& grad, const DeviceTensor& self,
+                                        const DeviceTensor& target, const aclTensor* out) {
+    std::vector<const aclTensor*> tensors;
+    for (const std::string& role : op.operands) {
+        if (role == "gradOutput") tensors.push_back(grad);
+        else if (role == "self") tensors.push_back(self);
+        else if (role == "target") tensors.push_back(target);
+        else if (role == op.output) tensors.push_back(out);
+        else tensors.push_back(nullptr);  // weight, posWeight
+    }
+    return tensors;
+}
+
+TEST_F(Misuse, AllocationSizesThatWouldWrapAreRefused) {
+    for (const size_t bytes : {SIZE_MAX, SIZE_MAX - 10, SIZE_MAX / 2 + 1, size_t{1} << 60}) {
+        void* pointer = nullptr;
+        EXPECT_EQ(aclrtMalloc(&pointer, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_BAD_ALLOC) << bytes;
+        EXPECT_NE(message().find("aclrtMalloc: size"), std::string::npos) << message();
+        EXPECT_EQ(pointer, nullptr);
+        EXPECT_EQ(aclrtMallocHost(&pointer, bytes), ACL_ERROR_BAD_ALLOC) << bytes;
+        EXPECT_NE(message().find("aclrtMallocHost: size"), std::string::npos) << message();
+        EXPECT_EQ(pointer, nullptr);
+    }
+}
+
+TEST_F(Misuse, OutOfRangeEnumArgumentsAreRefused) {
+    void* pointer = nullptr;
+    EXPECT_EQ(aclrtMalloc(&pointer, 64, static_cast<aclrtMemMallocPolicy>(99)), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(message().find("policy 99"), std::string::npos) << message();
+    ASSERT_EQ(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    std::vector<uint8_t> host(64, 7);
+    EXPECT_EQ(aclrtMemcpy(pointer, 64, host.data(), 64, static_cast<aclrtMemcpyKind>(-3)), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(message().find("kind -3"), std::string::npos) << message();
+    const int64_t dims[] = {4, 4}, strides[] = {4, 1};
+    EXPECT_EQ(aclCreateTensor(dims, 2, static_cast<aclDataType>(1000), strides, 0, ACL_FORMAT_ND, dims, 2, pointer),
+              nullptr);
+    EXPECT_NE(message().find("dataType 1000"), std::string::npos) << message();
+    EXPECT_EQ(aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, static_cast<aclFormat>(77), dims, 2, pointer), nullptr);
+    EXPECT_NE(message().find("format 77"), std::string::npos) << message();
+    EXPECT_EQ(aclrtFree(pointer), ACL_SUCCESS);
+}
+
+TEST_F(Misuse, DestroyedTensorIsReportedNotRead) {
+    const std::vector<int64_t> shape = {3, 5};
+    DeviceTensor grad(ramp(15, 1.0f, 0.0f), shape), self(ramp(15, 0.1f, 0.01f), shape),
+        target(ramp(15, 0.0f, 0.01f), shape), out(std::vector<float>(15, 0.0f), shape);
+    View doomed(self.data(), shape, {5, 1}, 0, shape);
+    aclTensor* stale = doomed.get();
+    ASSERT_EQ(aclDestroyTensor(stale), ACLNN_SUCCESS);
+    EXPECT_EQ(aclDestroyTensor(stale), ACLNN_ERR_PARAM_INVALID) << "destroyed twice";
+    EXPECT_NE(message().find("aclDestroyTensor"), std::string::npos) << message();
+    EXPECT_NE(message().find("not a live tensor"), std::string::npos) << message();
+    EXPECT_EQ(aclDestroyTensor(nullptr), ACLNN_SUCCESS) << "like free(nullptr)";
+
+    int64_t* dims = nullptr;
+    uint64_t count = 0;
+    EXPECT_NE(aclGetViewShape(stale, &dims, &count), ACLNN_SUCCESS);
+    for (const OpUnderTest& op : op_catalog()) {
+        uint64_t workspace = 0;
+        aclOpExecutor* executor = nullptr;
+        EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, stale), {0}, &workspace, &executor),
+                  ACLNN_ERR_PARAM_INVALID)
+            << op.api;
+        EXPECT_NE(message().find(op.output + " is not a live tensor"), std::string::npos) << message();
+        EXPECT_EQ(executor, nullptr);
+    }
+    // The View's destructor destroys it a third time: refused again, harmlessly.
+}
+
+TEST_F(Misuse, OutputExactlyAnInputsViewGivesTheSameResultAsASeparateOutput) {
+    // Contiguous [6, 7], and the transposed view [7, 6] of the same storage.
+    struct Layout {
+        std::vector<int64_t> view, strides;
+    };
+    const std::vector<int64_t> storage = {6, 7};
+    for (const Layout& layout : {Layout{{6, 7}, {7, 1}}, Layout{{7, 6}, {1, 7}}}) {
+        for (const OpUnderTest& op : op_catalog()) {
+            for (const std::string aliased : {"gradOutput", "self", "target"}) {
+                const bool has_role = std::find(op.operands.begin(), op.operands.end(), aliased) != op.operands.end();
+                if (!has_role) continue;
+                SCOPED_TRACE(op.api + std::string(", out is ") + aliased + ", view " +
+                             std::to_string(layout.view[0]) + "x" + std::to_string(layout.view[1]));
+                auto make = [&](const std::vector<float>& values) {
+                    return std::make_unique<DeviceTensor>(values, storage, layout.view, layout.strides, 0, ACL_FLOAT);
+                };
+                auto grad = make(ramp(42, 0.5f, 0.02f)), self = make(ramp(42, 0.05f, 0.009f)),
+                     target = make(ramp(42, 0.0f, 0.01f)), separate = make(std::vector<float>(42, 0.0f));
+                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, *separate), {0}), ACLNN_SUCCESS)
+                    << message();
+                const DeviceTensor& input = aliased == "gradOutput" ? *grad : aliased == "self" ? *self : *target;
+                View out(input.data(), layout.view, layout.strides, 0, storage);
+                ASSERT_NE(out.get(), nullptr) << message();
+                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, out.get()), {0}), ACLNN_SUCCESS)
+                    << message();
+                EXPECT_EQ(input.storage_bytes(), separate->storage_bytes());
+            }
+        }
+    }
+}
+
+TEST_F(Misuse, OutputPartlyOverlappingAnInputIsRefusedAndNothingWritten) {
+    const std::vector<int64_t> shape = {6, 6};
+    DeviceTensor grad(ramp(36, 1.0f, 0.0f), shape), self(ramp(36, 0.05f, 0.009f), {6, 7}, shape, {7, 1}, 1, ACL_FLOAT),
+        target(ramp(36, 0.0f, 0.01f), shape);
+    struct Overlap {
+        const char* what;
+        std::vector<int64_t> strides;
+        int64_t offset;
+    };
+    // self is [6, 6] at offset 1 in a [6, 7] storage.
+    for (const Overlap& overlap : {Overlap{"transposed", {1, 7}, 1}, Overlap{"shifted by one", {7, 1}, 0},
+                                   Overlap{"other row pitch", {6, 1}, 1}}) {
+        SCOPED_TRACE(overlap.what);
+        View out(self.data(), shape, overlap.strides, overlap.offset, {6, 7});
+        ASSERT_NE(out.get(), nullptr) << message();
+        const std::vector<uint8_t> before = self.storage_bytes();
+        for (const OpUnderTest& op : op_catalog()) {
+            uint64_t workspace = 0;
+            aclOpExecutor* executor = nullptr;
+            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
+                      ACLNN_ERR_PARAM_INVALID)
+                << op.api;
+            EXPECT_NE(message().find(op.output + " and self share memory but are not the same view"),
+                      std::string::npos)
+                << message();
+        }
+        EXPECT_EQ(self.storage_bytes(), before);
+    }
+}
+
+TEST_F(Misuse, OutputOverlappingItselfIsRefused) {
+    const std::vector<int64_t> shape = {4, 5};
+    DeviceTensor grad(ramp(20, 1.0f, 0.0f), shape), self(ramp(20, 0.05f, 0.009f), shape),
+        target(ramp(20, 0.0f, 0.01f), shape), storage(std::vector<float>(20, 0.0f), shape);
+    for (const std::vector<int64_t>& strides : std::vector<std::vector<int64_t>>{{0, 1}, {1, 1}, {5, 0}, {3, 1}}) {
+        View out(storage.data(), shape, strides, 0, shape);
+        ASSERT_NE(out.get(), nullptr) << message();
+        for (const OpUnderTest& op : op_catalog()) {
+            uint64_t workspace = 0;
+            aclOpExecutor* executor = nullptr;
+            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
+                      ACLNN_ERR_PARAM_INVALID)
+                << op.api << " strides " << strides[0] << "," << strides[1];
+            EXPECT_NE(message().find("an output must not overlap itself"), std::string::npos) << message();
+        }
+    }
+    // A stride 0 along a dimension of size 1 reaches one element per index: allowed.
+    DeviceTensor one_row(std::vector<float>(5, 0.0f), {1, 5});
+    DeviceTensor grad1(ramp(5, 1.0f, 0.0f), {1, 5}), self1(ramp(5, 0.1f, 0.1f), {1, 5}),
+        target1(ramp(5, 0.0f, 0.2f), {1, 5});
+    View out(one_row.data(), {1, 5}, {0, 1}, 0, {1, 5});
+    EXPECT_EQ(run_backward(grad1, self1, target1, nullptr, 0, out.get()), ACLNN_SUCCESS) << message();
+}
+
+}  // namespace
+}  // namespace nnplug::test

@@ -1,8 +1,10 @@
 // The training example's parts: data loading and splitting, metrics, model gradients,
 // optimizers, settings and checkpoints.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -120,6 +122,21 @@ TEST(TrainMetrics, RocAucCountsTiesAsHalf) {
     EXPECT_DOUBLE_EQ(roc_auc(tied, labels, 4), 0.5);
     EXPECT_DOUBLE_EQ(roc_auc(mixed, labels, 4), 0.75);
     EXPECT_TRUE(std::isnan(roc_auc(perfect, labels, 2)));  // one class only
+}
+
+TEST(TrainMetrics, RocAucSortsNanScoresLast) {
+    // A diverged model scores NaN; the sort must still see a strict weak order.
+    std::vector<float> scores(2000), labels(2000);
+    for (size_t i = 0; i < scores.size(); ++i) {
+        scores[i] = i % 3 == 0 ? NAN : static_cast<float>(i % 17) / 17.0f;
+        labels[i] = static_cast<float>(i % 2);
+    }
+    const double auc = roc_auc(scores.data(), labels.data(), static_cast<int64_t>(scores.size()));
+    EXPECT_GE(auc, 0.0);
+    EXPECT_LE(auc, 1.0);
+    const float nan_only[] = {NAN, NAN, NAN, NAN};
+    const float labels4[] = {0, 1, 0, 1};
+    EXPECT_DOUBLE_EQ(roc_auc(nan_only, labels4, 4), 0.5);
 }
 
 TEST(TrainMetrics, ConfusionMatrixRowsAreActualClasses) {
@@ -463,16 +480,21 @@ TEST(TrainSettings, LossAndPosWeightArePartOfTheRunIdentity) {
     TrainingState state;
     state.epochs_done = 1;
     write_checkpoint(path, RunIdentity{trajectory_settings(logits), 7, {3, 1}}, state);
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(bce), 7, {3, 1}}); }),
+    const ResumeBounds bounds{2, 10, 5, 4, "adam"};
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(bce), 7, {3, 1}}, bounds); }),
               "checkpoint '" + path.string() + "' belongs to another run: loss is 'bce_with_logits' there and 'bce' here");
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(weighted), 7, {3, 1}}); }),
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(weighted), 7, {3, 1}}, bounds); }),
               "checkpoint '" + path.string() +
                   "' belongs to another run: train.pos_weight is 'none' there and '2.5' here");
 }
 
 class TrainCheckpoint : public ::testing::Test {
 protected:
+    // A run of 100 training rows in batches of 32 (4 per epoch, the last of 4 rows), 10
+    // epochs, a 3-1 logistic regression (4 parameters), Adam.
     RunIdentity identity{{{"optimizer.lr", "0.01"}, {"train.seed", "1"}}, 1234, {3, 1}};
+    ResumeBounds bounds{10, 100, 32, 4, "adam"};
+    // Interrupted after batch 2 of epoch 5: every field consistent with the run.
     TrainingState state() const {
         TrainingState s;
         s.epochs_done = 4;
@@ -483,30 +505,48 @@ protected:
         s.partial_seen = 64;
         s.parameters = {0.5f, -1.25f, 2.0f, 0.125f};
         s.optimizer_kind = "adam";
-        s.optimizer_steps = 77;
+        s.optimizer_steps = 4 * 4 + 2;
         s.optimizer_first = {1, 2, 3, 4};
         s.optimizer_second = {5, 6, 7, 8};
-        s.history = {EpochMetrics{1, 0.5, 0.8, 0.6, 0.75, 0.9}};
+        for (int64_t epoch = 1; epoch <= 4; ++epoch)
+            s.history.push_back(EpochMetrics{epoch, 0.5, 0.8, 0.6, 0.75, 0.9});
         return s;
     }
+    // What read_checkpoint says of a checkpoint holding state; "(no error)" when accepted.
+    std::string refusal(const TrainingState& s, const ResumeBounds& b) const {
+        return error_of([&] { parse_checkpoint(encode_checkpoint(identity, s), "forged.bin", identity, b); });
+    }
+    std::string refusal(const TrainingState& s) const { return refusal(s, bounds); }
     TempFolder folder;
     std::filesystem::path path = folder.path() / "checkpoint.bin";
 };
 
+// FNV-1a over the payload, as anyone editing a checkpoint would recompute it: the
+// checksum is no protection, so the refusals below come from the checks of the fields.
+uint64_t fnv1a(const std::string& bytes) {
+    uint64_t hash = 1469598103934665603ULL;
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
+    return hash;
+}
+
 TEST_F(TrainCheckpoint, RoundTripsEveryField) {
     write_checkpoint(path, identity, state());
     EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
-    const TrainingState read = read_checkpoint(path, identity);
+    const TrainingState read = read_checkpoint(path, identity, bounds);
     const TrainingState expected = state();
     EXPECT_EQ(read.epochs_done, 4);
     EXPECT_EQ(read.batches_done, 2);
     EXPECT_EQ(read.epoch_start_random, expected.epoch_start_random);
     EXPECT_EQ(read.partial_loss_sum, 1.5);
     EXPECT_EQ(read.partial_correct, 30);
+    EXPECT_EQ(read.partial_seen, 64);
     EXPECT_EQ(read.parameters, expected.parameters);
-    EXPECT_EQ(read.optimizer_steps, 77);
+    EXPECT_EQ(read.optimizer_kind, "adam");
+    EXPECT_EQ(read.optimizer_steps, 18);
+    EXPECT_EQ(read.optimizer_first, expected.optimizer_first);
     EXPECT_EQ(read.optimizer_second, expected.optimizer_second);
-    ASSERT_EQ(read.history.size(), 1u);
+    ASSERT_EQ(read.history.size(), 4u);
+    EXPECT_EQ(read.history[3].epoch, 4);
     EXPECT_EQ(read.history[0].test_roc_auc, 0.9);
 }
 
@@ -521,32 +561,195 @@ TEST_F(TrainCheckpoint, CorruptTruncatedAndForeignFilesAreRefused) {
     std::string flipped = bytes;
     flipped[bytes.size() / 2] ^= 0x10;
     write(flipped);
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity); }),
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity, bounds); }),
               "checkpoint '" + path.string() + "' is corrupt: its checksum does not match its contents");
     write(bytes.substr(0, bytes.size() - 5));
-    EXPECT_NE(error_of([&] { read_checkpoint(path, identity); }).find("is corrupt"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("is corrupt"), std::string::npos);
     write("epoch,train_loss\n1,0.5\n");
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity); }),
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, identity, bounds); }),
               "'" + path.string() + "' is not a training checkpoint (no NNPTRAIN header)");
     std::string other_version = bytes;
     other_version[8] = 9;
     write(other_version);
-    EXPECT_NE(error_of([&] { read_checkpoint(path, identity); }).find("format version 9"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("format version 9"), std::string::npos);
+}
+
+TEST_F(TrainCheckpoint, PayloadSizeOtherThanTheFilesIsCorrupt) {
+    std::string bytes = encode_checkpoint(identity, state());
+    for (const uint64_t announced : {uint64_t{0}, uint64_t{bytes.size()}, UINT64_MAX, UINT64_MAX - 27}) {
+        std::memcpy(&bytes[12], &announced, sizeof announced);
+        EXPECT_EQ(error_of([&] { decode_checkpoint(bytes, "forged.bin"); }),
+                  fmt::format("checkpoint 'forged.bin' is corrupt: {} bytes, its header announces a payload of {} "
+                              "bytes",
+                              bytes.size(), announced));
+    }
+    EXPECT_NE(error_of([&] { decode_checkpoint(bytes.substr(0, 24), "short.bin"); }).find("is corrupt"),
+              std::string::npos);
+}
+
+TEST_F(TrainCheckpoint, TheChecksumIsPlainFnv1aOfThePayload) {
+    const std::string bytes = encode_checkpoint(identity, state());
+    uint64_t stored = 0;
+    std::memcpy(&stored, bytes.data() + bytes.size() - 8, sizeof stored);
+    EXPECT_EQ(stored, fnv1a(bytes.substr(20, bytes.size() - 28)));
+    EXPECT_EQ(refusal(state()), "(no error)");
+}
+
+TEST_F(TrainCheckpoint, PositionOutsideTheRunIsRefused) {
+    const auto with = [&](int64_t epochs_done, int64_t batches_done) {
+        TrainingState s = state();
+        s.epochs_done = epochs_done;
+        s.batches_done = batches_done;
+        return refusal(s);
+    };
+    const std::string prefix = "checkpoint 'forged.bin' is invalid: ";
+    EXPECT_EQ(with(4, -1), prefix + "batches_done is -1; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
+    EXPECT_EQ(with(4, 4), prefix + "batches_done is 4; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
+    EXPECT_NE(with(4, INT64_MIN).find(prefix + "batches_done is -9223372036854775808;"), std::string::npos);
+    EXPECT_NE(with(4, INT64_MAX).find(prefix + "batches_done is 9223372036854775807;"), std::string::npos);
+    EXPECT_EQ(with(11, 0), prefix + "epochs_done is 11; expected 0 to 10 (train.epochs of this run)");
+    EXPECT_EQ(with(-1, 0), prefix + "epochs_done is -1; expected 0 to 10 (train.epochs of this run)");
+    EXPECT_NE(with(INT64_MAX, 0).find(prefix + "epochs_done is 9223372036854775807;"), std::string::npos);
+    // A finished run has no batch in progress.
+    EXPECT_EQ(with(10, 2), prefix + "batches_done is 2; expected 0 (all 10 epochs of the run are done)");
+    // Fewer epochs configured than the checkpoint has done.
+    ResumeBounds shorter = bounds;
+    shorter.epochs = 3;
+    EXPECT_EQ(refusal(state(), shorter), prefix + "epochs_done is 4; expected 0 to 3 (train.epochs of this run)");
+}
+
+TEST_F(TrainCheckpoint, VectorsOfAnotherLengthAreRefused) {
+    const std::string prefix = "checkpoint 'forged.bin' is invalid: ";
+    TrainingState s = state();
+    s.parameters.push_back(1.0f);
+    EXPECT_EQ(refusal(s), prefix + "parameters holds 5 values; the model has 4");
+    s = state();
+    s.parameters.resize(1000000, 0.5f);
+    EXPECT_EQ(refusal(s), prefix + "parameters holds 1000000 values; the model has 4");
+    s = state();
+    s.parameters.pop_back();
+    EXPECT_EQ(refusal(s), prefix + "parameters holds 3 values; the model has 4");
+    s = state();
+    s.parameters.clear();
+    EXPECT_EQ(refusal(s), prefix + "parameters holds 0 values; the model has 4");
+    s = state();
+    s.optimizer_first.push_back(0);
+    EXPECT_EQ(refusal(s), prefix + "optimizer_first holds 5 values; Adam's mean of gradients has 4");
+    s = state();
+    s.optimizer_second.pop_back();
+    EXPECT_EQ(refusal(s), prefix + "optimizer_second holds 3 values; Adam's mean of squared gradients has 4");
+    // SGD keeps a velocity and no second moment.
+    ResumeBounds sgd = bounds;
+    sgd.optimizer_kind = "sgd";
+    s = state();
+    s.optimizer_kind = "sgd";
+    EXPECT_EQ(refusal(s, sgd), prefix + "optimizer_second holds 4 values; SGD (no second moment) has 0");
+    s.optimizer_second.clear();
+    EXPECT_EQ(refusal(s, sgd), "(no error)");
+    EXPECT_EQ(refusal(s), prefix + "optimizer_kind is 'sgd'; this run's optimizer is 'adam'");
+}
+
+TEST_F(TrainCheckpoint, ValuesThatTrainingCannotProduceAreRefused) {
+    const std::string prefix = "checkpoint 'forged.bin' is invalid: ";
+    TrainingState s = state();
+    s.parameters[2] = NAN;
+    EXPECT_EQ(refusal(s), prefix + "parameters[2] is nan; expected a finite number");
+    s = state();
+    s.optimizer_first[0] = INFINITY;
+    EXPECT_EQ(refusal(s), prefix + "optimizer_first[0] is inf; expected a finite number");
+    s = state();
+    s.optimizer_second[3] = -1;
+    EXPECT_EQ(refusal(s), prefix + "optimizer_second[3] is -1; expected a finite number >= 0");
+    s = state();
+    s.optimizer_steps = -1;
+    EXPECT_EQ(refusal(s), prefix + "optimizer_steps is -1; expected 18 (one per batch: 4 epochs of 4 batches, then 2)");
+    s.optimizer_steps = 17;
+    EXPECT_NE(refusal(s).find(prefix + "optimizer_steps is 17;"), std::string::npos);
+    s = state();
+    s.partial_seen = 65;
+    EXPECT_EQ(refusal(s),
+              prefix + "partial_seen is 65; expected 64 (2 batches of 32 rows done in epoch 5)");
+    s = state();
+    s.partial_correct = 65;
+    EXPECT_EQ(refusal(s), prefix + "partial_correct is 65; expected 0 to 64 (partial_seen)");
+    s.partial_correct = -1;
+    EXPECT_EQ(refusal(s), prefix + "partial_correct is -1; expected 0 to 64 (partial_seen)");
+    for (const double bad : {-1.0, double(NAN), double(INFINITY), 1e300}) {
+        s = state();
+        s.partial_loss_sum = bad;
+        EXPECT_NE(refusal(s).find(prefix + "partial_loss_sum is "), std::string::npos) << bad;
+    }
+    // At an epoch's end the partial sums are those of the whole epoch.
+    s = state();
+    s.batches_done = 0;
+    s.optimizer_steps = 16;
+    EXPECT_EQ(refusal(s),
+              prefix + "partial_seen is 64; expected 100 (the 100 rows of epoch 4)");
+    s.partial_seen = 100;
+    EXPECT_EQ(refusal(s), "(no error)");
+}
+
+TEST_F(TrainCheckpoint, HistoryMustHoldOneRowPerEpochDone) {
+    const std::string prefix = "checkpoint 'forged.bin' is invalid: ";
+    TrainingState s = state();
+    s.history.push_back(EpochMetrics{5, 0.5, 0.8, 0.6, 0.75, 0.9});
+    EXPECT_EQ(refusal(s), prefix + "history holds 5 epochs; expected 4 (epochs_done)");
+    s = state();
+    s.history.pop_back();
+    EXPECT_EQ(refusal(s), prefix + "history holds 3 epochs; expected 4 (epochs_done)");
+    s = state();
+    s.history[2].epoch = -7;
+    EXPECT_EQ(refusal(s), prefix + "history[2].epoch is -7; expected 3");
+    s = state();
+    s.history[1].train_accuracy = 1.5;
+    EXPECT_EQ(refusal(s), prefix + "history[1].train_accuracy is 1.5; expected a number from 0 to 1");
+    s = state();
+    s.history[0].test_loss = NAN;
+    EXPECT_NE(refusal(s).find(prefix + "history[0].test_loss is nan;"), std::string::npos);
+    s = state();
+    s.history[3].test_roc_auc = -0.25;
+    EXPECT_EQ(refusal(s), prefix +
+                              "history[3].test_roc_auc is -0.25; expected a number from 0 to 1 (or nan, with one "
+                              "class in the test split)");
+    s.history[3].test_roc_auc = NAN;  // a test split of one class
+    EXPECT_EQ(refusal(s), "(no error)");
+}
+
+TEST_F(TrainCheckpoint, ShuffleStreamStateMustBeOneTheStreamWrote) {
+    const std::string prefix = "checkpoint 'forged.bin' is invalid: epoch_start_random is not a state of the shuffle "
+                               "stream";
+    const std::string good = state().epoch_start_random;
+    std::string all_zero;
+    for (int i = 0; i < 312; ++i) all_zero += "0 ";
+    all_zero += "312";
+    const std::string too_far = good.substr(0, good.rfind(' ')) + " 313";
+    for (const std::string& bad : {std::string(), std::string("not a state"), good + " ", good + " 1", " " + good,
+                                   all_zero, too_far, good.substr(0, good.rfind(' ')),
+                                   "99999999999999999999" + good.substr(good.find(' ')),
+                                   "-1" + good.substr(good.find(' '))}) {
+        TrainingState s = state();
+        s.epoch_start_random = bad;
+        EXPECT_NE(refusal(s).find(prefix), std::string::npos) << "'" << bad << "'";
+        EXPECT_FALSE(RandomStream::is_state(bad));
+        RandomStream stream(1);
+        EXPECT_FALSE(stream.restore(bad));
+    }
+    EXPECT_TRUE(RandomStream::is_state(good));
 }
 
 TEST_F(TrainCheckpoint, AnotherRunIsRefusedWithTheDifference) {
     write_checkpoint(path, identity, state());
     RunIdentity other = identity;
     other.settings[0].second = "0.02";
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, other); }),
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, other, bounds); }),
               "checkpoint '" + path.string() + "' belongs to another run: optimizer.lr is '0.01' there and '0.02' here");
     other = identity;
     other.layer_sizes = {3, 8, 1};
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, other); }),
+    EXPECT_EQ(error_of([&] { read_checkpoint(path, other, bounds); }),
               "checkpoint '" + path.string() + "' belongs to another run: layer sizes 3-1 there, 3-8-1 here");
     other = identity;
     other.data_fingerprint = 99;
-    EXPECT_NE(error_of([&] { read_checkpoint(path, other); }).find("trained on other data"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, other, bounds); }).find("trained on other data"), std::string::npos);
 }
 
 TEST(TrainRandomStream, StateRestoresTheSequence) {

@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "acl_test_support.h"
+#include "checkpoint.h"
 
 extern char** environ;
 
@@ -209,6 +211,68 @@ TEST_F(TrainRun, CorruptOrMismatchedCheckpointIsRefused) {
     const RunResult corrupt = run(output, {"--set", "train.epochs=4", "--resume"});
     EXPECT_EQ(corrupt.exit_code, 1);
     EXPECT_NE(corrupt.output.find("is corrupt"), std::string::npos) << corrupt.output;
+}
+
+// Checkpoints edited by hand, with the checksum recomputed (encode_checkpoint writes a
+// valid one): each is refused with the field it breaks before any of it is used.
+TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
+    const auto output = folder.path() / "run";
+    const std::vector<std::string> settings = {"--set", "train.epochs=3"};
+    auto interrupted = settings;
+    interrupted.insert(interrupted.end(), {"--interrupt-after-batches", "20"});
+    const RunResult first = run(output, interrupted);  // 15 batches per epoch: stops in epoch 2
+    ASSERT_EQ(first.exit_code, 130) << first.output;
+    const auto [identity, saved] = train::decode_checkpoint(read_text(output / "checkpoint.bin"), "checkpoint.bin");
+    ASSERT_EQ(saved.epochs_done, 1);
+    ASSERT_EQ(saved.batches_done, 5);
+
+    const auto resume_from = [&](const std::string& name, const train::TrainingState& state) {
+        const auto file = folder.path() / name;
+        std::ofstream(file, std::ios::binary) << train::encode_checkpoint(identity, state);
+        auto arguments = settings;
+        arguments.insert(arguments.end(), {"--resume", file.string()});
+        return run(folder.path() / ("resumed_" + name), arguments);
+    };
+    struct Forgery {
+        std::string name;
+        std::function<void(train::TrainingState&)> edit;
+        std::string message;
+    };
+    const std::vector<Forgery> forgeries = {
+        {"negative_batch", [](auto& s) { s.batches_done = -1; },
+         "is invalid: batches_done is -1; expected 0 to 14 (the batches done in epoch 2 of 3, which has 15)"},
+        {"batch_past_the_epoch", [](auto& s) { s.batches_done = 15; }, "is invalid: batches_done is 15;"},
+        {"longer_parameters", [](auto& s) { s.parameters.resize(s.parameters.size() + 1000, 1.0f); },
+         "is invalid: parameters holds 1031 values; the model has 31"},
+        {"shorter_parameters", [](auto& s) { s.parameters.pop_back(); },
+         "is invalid: parameters holds 30 values; the model has 31"},
+        {"epoch_beyond_the_run", [](auto& s) { s.epochs_done = 7; },
+         "is invalid: epochs_done is 7; expected 0 to 3 (train.epochs of this run)"},
+        {"negative_epoch", [](auto& s) { s.epochs_done = -2; }, "is invalid: epochs_done is -2;"},
+        {"longer_adam_moment", [](auto& s) { s.optimizer_second.push_back(0.0f); },
+         "is invalid: optimizer_second holds 32 values;"},
+        {"zero_random_state", [](auto& s) {
+             s.epoch_start_random.clear();
+             for (int i = 0; i < 312; ++i) s.epoch_start_random += "0 ";
+             s.epoch_start_random += "312";
+         },
+         "is invalid: epoch_start_random is not a state of the shuffle stream"},
+        {"nan_parameter", [](auto& s) { s.parameters[3] = NAN; }, "is invalid: parameters[3] is nan;"},
+        {"partial_seen", [](auto& s) { s.partial_seen = 1 << 30; }, "is invalid: partial_seen is 1073741824;"},
+        {"history", [](auto& s) { s.history.clear(); }, "is invalid: history holds 0 epochs; expected 1"},
+    };
+    for (const auto& forgery : forgeries) {
+        train::TrainingState state = saved;
+        forgery.edit(state);
+        const RunResult refused = resume_from(forgery.name, state);
+        EXPECT_EQ(refused.exit_code, 1) << forgery.name << ": " << refused.output;
+        EXPECT_NE(refused.output.find(forgery.message), std::string::npos) << forgery.name << ": " << refused.output;
+        EXPECT_EQ(refused.output.find("Resumed from"), std::string::npos) << forgery.name << ": " << refused.output;
+    }
+    // The same bytes re-encoded without an edit resume as the original does.
+    const RunResult accepted = resume_from("unchanged", saved);
+    EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
+    EXPECT_EQ(metrics(folder.path() / "resumed_unchanged").size(), 3u);
 }
 
 TEST_F(TrainRun, BadCommandLineAndConfigAreReported) {

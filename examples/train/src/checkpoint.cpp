@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
+
+#include "random_stream.h"
 
 namespace train {
 namespace {
@@ -127,6 +131,118 @@ void check_identity(const std::string& file, const RunIdentity& saved, const Run
                                              file, layers_text(saved.layer_sizes), layers_text(expected.layer_sizes)));
 }
 
+// Refuses a checkpoint for one field: "checkpoint '<file>' is invalid: <field> <problem>".
+[[noreturn]] void invalid(const std::string& file, const std::string& field, const std::string& problem) {
+    throw std::runtime_error(fmt::format("checkpoint '{}' is invalid: {} {}", file, field, problem));
+}
+
+// A float vector of the model's or the optimizer's: its length, then finite values
+// (non-negative ones for Adam's mean of squared gradients).
+void check_floats(const std::string& file, const char* field, const std::vector<float>& values, size_t count,
+                  const std::string& what, bool non_negative = false) {
+    if (values.size() != count)
+        invalid(file, field, fmt::format("holds {} values; {} has {}", values.size(), what, count));
+    for (size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i]) || (non_negative && values[i] < 0))
+            invalid(file, fmt::format("{}[{}]", field, i),
+                    fmt::format("is {}; expected a finite number{}", values[i], non_negative ? " >= 0" : ""));
+}
+
+void check_metric(const std::string& file, size_t row, const char* name, double value, double maximum,
+                  bool nan_allowed = false) {
+    if ((std::isnan(value) && nan_allowed) || (value >= 0 && value <= maximum)) return;
+    invalid(file, fmt::format("history[{}].{}", row, name),
+            fmt::format("is {}; expected a number from 0 to {}{}", value, maximum,
+                        nan_allowed ? " (or nan, with one class in the test split)" : ""));
+}
+
+// Every field of a state against the run that resumes it and against each other. The
+// writer (trainer.cpp) keeps these invariants: checkpoints are written at an epoch's end
+// (batches_done 0) or after a batch that is not the epoch's last; one optimizer step per
+// batch; the partial sums cover exactly the batches done of the epoch in progress.
+void check_state(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
+    if (bounds.train_rows < 1 || bounds.batch_size < 1 || bounds.batch_size > bounds.train_rows || bounds.epochs < 0)
+        throw std::invalid_argument(fmt::format("resume bounds of {} rows, batch {}, {} epochs are not a run",
+                                                bounds.train_rows, bounds.batch_size, bounds.epochs));
+    const int64_t batches = bounds.batches_per_epoch();
+    if (state.epochs_done < 0 || state.epochs_done > bounds.epochs)
+        invalid(file, "epochs_done",
+                fmt::format("is {}; expected 0 to {} (train.epochs of this run)", state.epochs_done, bounds.epochs));
+    // An epoch's last batch ends the epoch: batches_done counts the ones before it.
+    const bool finished = state.epochs_done == bounds.epochs;
+    const int64_t last_batch = finished ? 0 : batches - 1;
+    if (state.batches_done < 0 || state.batches_done > last_batch)
+        invalid(file, "batches_done",
+                finished ? fmt::format("is {}; expected 0 (all {} epochs of the run are done)", state.batches_done,
+                                       bounds.epochs)
+                         : fmt::format("is {}; expected 0 to {} (the batches done in epoch {} of {}, which has {})",
+                                       state.batches_done, last_batch, state.epochs_done + 1, bounds.epochs, batches));
+    if (!RandomStream::is_state(state.epoch_start_random))
+        invalid(file, "epoch_start_random",
+                fmt::format("is not a state of the shuffle stream ({} characters; expected 313 decimal numbers, not "
+                            "all zero)",
+                            state.epoch_start_random.size()));
+
+    // The epoch in progress: full batches so far (none is the last); at an epoch's end, the
+    // whole epoch (or nothing before the first).
+    const int64_t seen = state.batches_done > 0 ? state.batches_done * bounds.batch_size
+                         : state.epochs_done > 0 ? bounds.train_rows
+                                                 : 0;
+    if (state.partial_seen != seen)
+        invalid(file, "partial_seen",
+                fmt::format("is {}; expected {} ({})", state.partial_seen, seen,
+                            state.batches_done > 0
+                                ? fmt::format("{} batches of {} rows done in epoch {}", state.batches_done,
+                                              bounds.batch_size, state.epochs_done + 1)
+                            : state.epochs_done > 0 ? fmt::format("the {} rows of epoch {}", bounds.train_rows,
+                                                                  state.epochs_done)
+                                                    : std::string("no batch done yet")));
+    if (state.partial_correct < 0 || state.partial_correct > seen)
+        invalid(file, "partial_correct",
+                fmt::format("is {}; expected 0 to {} (partial_seen)", state.partial_correct, seen));
+    // A sum of non-negative float32 batch losses times their rows.
+    const double largest_sum = static_cast<double>(std::numeric_limits<float>::max()) * static_cast<double>(seen);
+    if (!(state.partial_loss_sum >= 0 && state.partial_loss_sum <= largest_sum))
+        invalid(file, "partial_loss_sum",
+                fmt::format("is {}; expected a finite sum of losses from 0 to {:g}", state.partial_loss_sum,
+                            largest_sum));
+
+    check_floats(file, "parameters", state.parameters, bounds.parameter_count, "the model");
+    if (state.optimizer_kind != bounds.optimizer_kind)
+        invalid(file, "optimizer_kind",
+                fmt::format("is '{}'; this run's optimizer is '{}'", state.optimizer_kind, bounds.optimizer_kind));
+    // One step per batch trained.
+    int64_t steps = 0;
+    if (__builtin_mul_overflow(state.epochs_done, batches, &steps) ||
+        __builtin_add_overflow(steps, state.batches_done, &steps))
+        invalid(file, "epochs_done", fmt::format("is {}; {} epochs of {} batches overflow the step count",
+                                                 state.epochs_done, state.epochs_done, batches));
+    if (state.optimizer_steps != steps)
+        invalid(file, "optimizer_steps",
+                fmt::format("is {}; expected {} (one per batch: {} epochs of {} batches, then {})", state.optimizer_steps,
+                            steps, state.epochs_done, batches, state.batches_done));
+    const bool adam = bounds.optimizer_kind == "adam";
+    check_floats(file, "optimizer_first", state.optimizer_first, bounds.parameter_count,
+                 adam ? "Adam's mean of gradients" : "SGD's velocity");
+    check_floats(file, "optimizer_second", state.optimizer_second, adam ? bounds.parameter_count : 0,
+                 adam ? "Adam's mean of squared gradients" : "SGD (no second moment)", true);
+
+    if (state.history.size() != static_cast<uint64_t>(state.epochs_done))
+        invalid(file, "history", fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),
+                                             state.epochs_done));
+    constexpr double kLargestLoss = std::numeric_limits<float>::max();
+    for (size_t i = 0; i < state.history.size(); ++i) {
+        const EpochMetrics& row = state.history[i];
+        if (row.epoch != static_cast<int64_t>(i) + 1)
+            invalid(file, fmt::format("history[{}].epoch", i), fmt::format("is {}; expected {}", row.epoch, i + 1));
+        check_metric(file, i, "train_loss", row.train_loss, kLargestLoss);
+        check_metric(file, i, "train_accuracy", row.train_accuracy, 1);
+        check_metric(file, i, "test_loss", row.test_loss, kLargestLoss);
+        check_metric(file, i, "test_accuracy", row.test_accuracy, 1);
+        check_metric(file, i, "test_roc_auc", row.test_roc_auc, 1, true);
+    }
+}
+
 [[noreturn]] void fail_errno(const std::string& what, const std::filesystem::path& path) {
     throw std::runtime_error(fmt::format("cannot {} '{}': {}", what, path.string(), std::strerror(errno)));
 }
@@ -162,7 +278,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     }
 }
 
-void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity, const TrainingState& state) {
+std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& state) {
     ByteWriter payload;
     write_identity(payload, identity);
     payload.value(state.epochs_done);
@@ -184,15 +300,16 @@ void write_checkpoint(const std::filesystem::path& path, const RunIdentity& iden
     file.value<uint64_t>(payload.bytes().size());
     file.bytes().append(payload.bytes());
     file.value(fnv1a(payload.bytes()));
-    write_file_atomically(path, file.bytes());
+    return std::move(file.bytes());
 }
 
-TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected) {
-    const std::string file = path.string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot open checkpoint '{}'", file));
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity, const TrainingState& state) {
+    write_file_atomically(path, encode_checkpoint(identity, state));
+}
+
+std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes, const std::string& file) {
     constexpr size_t kHeader = sizeof(kMagic) + sizeof(uint32_t) + sizeof(uint64_t);
+    constexpr size_t kTrailer = sizeof(uint64_t);
     if (bytes.size() < kHeader || bytes.compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) != 0)
         throw std::runtime_error(fmt::format("'{}' is not a training checkpoint (no NNPTRAIN header)", file));
     uint32_t version = 0;
@@ -202,9 +319,11 @@ TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdenti
     if (version != kFormatVersion)
         throw std::runtime_error(fmt::format("checkpoint '{}' has format version {}; this program reads version {}",
                                              file, version, kFormatVersion));
-    if (bytes.size() != kHeader + payload_size + sizeof(uint64_t))
-        throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: {} bytes, its header announces {}", file,
-                                             bytes.size(), kHeader + payload_size + sizeof(uint64_t)));
+    // Compared without adding to payload_size, which may be any 64-bit value.
+    if (bytes.size() - kHeader < kTrailer || payload_size != bytes.size() - kHeader - kTrailer)
+        throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: {} bytes, its header announces a payload "
+                                             "of {} bytes",
+                                             file, bytes.size(), payload_size));
     const std::string payload = bytes.substr(kHeader, payload_size);
     uint64_t checksum = 0;
     std::memcpy(&checksum, bytes.data() + kHeader + payload_size, sizeof(checksum));
@@ -212,8 +331,9 @@ TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdenti
         throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: its checksum does not match its contents", file));
 
     ByteReader reader(payload, file);
-    check_identity(file, read_identity(reader), expected);
-    TrainingState state;
+    std::pair<RunIdentity, TrainingState> contents;
+    contents.first = read_identity(reader);
+    TrainingState& state = contents.second;
     state.epochs_done = reader.value<int64_t>();
     state.batches_done = reader.value<int64_t>();
     state.epoch_start_random = reader.text();
@@ -228,7 +348,24 @@ TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdenti
     state.history = reader.vector<EpochMetrics>();
     if (!reader.at_end())
         throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: unexpected bytes after its contents", file));
-    return state;
+    return contents;
+}
+
+TrainingState parse_checkpoint(const std::string& bytes, const std::string& file, const RunIdentity& expected,
+                               const ResumeBounds& bounds) {
+    auto [identity, state] = decode_checkpoint(bytes, file);
+    check_identity(file, identity, expected);
+    check_state(file, state, bounds);
+    return std::move(state);
+}
+
+TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
+                              const ResumeBounds& bounds) {
+    const std::string file = path.string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("cannot open checkpoint '{}'", file));
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_checkpoint(bytes, file, expected, bounds);
 }
 
 }  // namespace train

@@ -41,13 +41,45 @@ struct TrainingState {
     std::vector<EpochMetrics> history;
 };
 
+// What the resuming run is shaped like. The checksum only catches accidents (anyone can
+// recompute it), so every field of a checkpoint is checked against these before it is used.
+struct ResumeBounds {
+    int64_t epochs = 0;          // train.epochs of this run: epochs_done is 0 to epochs
+    int64_t train_rows = 0;      // rows of the training split (>= 1)
+    int64_t batch_size = 0;      // rows per batch, at most train_rows (the last batch may be short)
+    size_t parameter_count = 0;  // the model's parameters, from its layer sizes
+    std::string optimizer_kind;  // adam or sgd
+
+    int64_t batches_per_epoch() const { return (train_rows + batch_size - 1) / batch_size; }
+};
+
+// The file's bytes: magic, format version, payload size, payload, FNV-1a checksum.
+std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& state);
+
+// The identity and state as stored, after checking the header, the size, the checksum and
+// that the payload holds exactly its fields; the values themselves are not checked (for
+// tests and tools). Throws std::runtime_error naming `name`.
+std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes, const std::string& name);
+
+// decode_checkpoint, then the identity against `expected` (another run is refused with the
+// setting that differs), then every field against `bounds` and against each other: the
+// position (epochs_done, batches_done), the shuffle stream's state, the partial sums of the
+// epoch in progress, the parameter and optimizer vectors' lengths, the optimizer's kind
+// and step count, finite values, and the history of one row per epoch done. Throws
+// std::runtime_error "checkpoint '<name>' is invalid: <field> ..." for the first field
+// that is wrong.
+TrainingState parse_checkpoint(const std::string& bytes, const std::string& name, const RunIdentity& expected,
+                               const ResumeBounds& bounds);
+
 // Writes to a temporary file beside path, fsyncs it, renames it over path and fsyncs the
 // folder: a crash leaves the old checkpoint or the new one, never half of one.
 void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity, const TrainingState& state);
 
-// Reads and verifies a checkpoint; throws std::runtime_error naming the file and what is
-// wrong (not a checkpoint, another format version, corrupt, or made by another run).
-TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected);
+// Reads a checkpoint and checks it as parse_checkpoint does; throws std::runtime_error
+// naming the file and what is wrong (not a checkpoint, another format version, corrupt,
+// made by another run, or a field that does not fit this run).
+TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
+                              const ResumeBounds& bounds);
 
 // Writes text to path through a temporary file and a rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);

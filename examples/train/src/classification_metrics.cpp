@@ -22,13 +22,21 @@ double ConfusionMatrix::accuracy() const {
 double roc_auc(const float* scores, const float* labels, int64_t count) {
     std::vector<int64_t> order(static_cast<size_t>(count));
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] < scores[b]; });
+    // NaN scores (a diverged model) sort after every number and tie with each other:
+    // std::sort needs a strict weak order, which a plain < is not with NaN, and without
+    // one it may read past the array.
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const bool a_nan = std::isnan(scores[a]), b_nan = std::isnan(scores[b]);
+        return a_nan || b_nan ? !a_nan && b_nan : scores[a] < scores[b];
+    });
     // Sum of the (1-based, tie-averaged) ranks of the positives.
     double positive_rank_sum = 0;
     int64_t positives = 0;
     for (int64_t start = 0; start < count;) {
         int64_t end = start;
-        while (end < count && scores[order[end]] == scores[order[start]]) ++end;
+        const float score = scores[order[start]];
+        while (end < count && (scores[order[end]] == score || (std::isnan(score) && std::isnan(scores[order[end]]))))
+            ++end;
         const double average_rank = 0.5 * static_cast<double>(start + 1 + end);
         for (int64_t i = start; i < end; ++i)
             if (labels[order[i]] == 1.0f) {

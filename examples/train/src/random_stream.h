@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -47,7 +48,36 @@ public:
         out << engine_;
         return out.str();
     }
+    // Whether text is a state as state() writes it: the engine's 312 words and its position
+    // (0 to 312) in decimal, separated by single spaces, and not the all-zero state, whose
+    // draws are all 0 (below() would never return). Checked before restoring, since a
+    // checkpoint's text may come from anywhere.
+    static bool is_state(const std::string& text) {
+        constexpr size_t kWords = std::mt19937_64::state_size;
+        constexpr uint64_t kUpperMask = ~((uint64_t{1} << std::mt19937_64::mask_bits) - 1);
+        uint64_t words[kWords + 1];
+        size_t count = 0, at = 0;
+        while (true) {
+            uint64_t value = 0;
+            const size_t start = at;
+            for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at) {
+                const auto digit = static_cast<uint64_t>(text[at] - '0');
+                if (value > (UINT64_MAX - digit) / 10) return false;
+                value = value * 10 + digit;
+            }
+            if (at == start || count == kWords + 1) return false;
+            words[count++] = value;
+            if (at == text.size()) break;
+            if (text[at++] != ' ') return false;
+        }
+        if (count != kWords + 1 || words[kWords] > kWords) return false;
+        if ((words[0] & kUpperMask) != 0) return true;
+        for (size_t i = 1; i < kWords; ++i)
+            if (words[i] != 0) return true;
+        return false;
+    }
     bool restore(const std::string& text) {
+        if (!is_state(text)) return false;
         std::istringstream in(text);
         std::mt19937_64 engine;
         in >> engine;

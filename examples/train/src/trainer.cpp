@@ -126,9 +126,19 @@ int run_training(const RunRequest& request) {
     RandomStream shuffle_random(settings.seed ^ 0x9e3779b97f4a7c15ULL);
     const RunIdentity identity{trajectory_settings(settings), fingerprint, model.layer_sizes()};
 
+    const int64_t batch_size = std::min(settings.batch_size, train_rows);
+
     TrainingState state;
     if (request.resume_from) {
-        state = read_checkpoint(*request.resume_from, identity);
+        // Every field is checked against this run before any is used (a checkpoint's
+        // checksum only catches accidents).
+        ResumeBounds bounds;
+        bounds.epochs = settings.epochs;
+        bounds.train_rows = train_rows;
+        bounds.batch_size = batch_size;
+        bounds.parameter_count = model.parameters().size();
+        bounds.optimizer_kind = optimizer.kind();
+        state = read_checkpoint(*request.resume_from, identity, bounds);
         model.parameters() = state.parameters;
         if (!optimizer.restore(state.optimizer_kind, state.optimizer_steps, state.optimizer_first,
                                state.optimizer_second) ||
@@ -155,7 +165,6 @@ int run_training(const RunRequest& request) {
                                         loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
                           : std::string("none"));
 
-    const int64_t batch_size = std::min(settings.batch_size, train_rows);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     DeviceBceLoss loss(std::max(batch_size, evaluation_chunk), loss_kind_used,
                        loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt);

@@ -11,18 +11,27 @@
 
 namespace nnplug {
 
+// Limits of a plugin table that no real plugin comes near. Past them a table is corrupt,
+// and they bound how much a check reads. docs/plugin-abi.md lists them.
+constexpr size_t kMaxPluginOps = 256;
+constexpr size_t kMaxPluginOptions = 256;
+constexpr size_t kMaxPluginNameBytes = 255;      // the plugin's name, op names, option keys
+constexpr size_t kMaxPluginTextBytes = 4095;     // descriptions and default values
+constexpr uint32_t kMaxPluginTableBytes = 4096;  // the struct_size of any table
+
 class PluginLibrary {
 public:
     // Loads file and reads its table; on failure returns nullopt and a one-line reason
-    // (not a loadable library, no entry symbol, an ABI version or size it cannot read).
+    // (not a loadable library, no entry symbol, an ABI version or size it cannot read, a
+    // member that is missing, out of bounds or in unreadable memory). The caller decides
+    // beforehand whether the file may be loaded at all: this runs its constructors.
     static std::optional<PluginLibrary> load(const std::filesystem::path& file, std::string& error);
 
     const nnplug_plugin& table() const { return *table_; }
     const std::filesystem::path& file() const { return file_; }
 
 private:
-    PluginLibrary(boost::dll::shared_library library, const nnplug_plugin* table,
-                  std::filesystem::path file)
+    PluginLibrary(boost::dll::shared_library library, const nnplug_plugin* table, std::filesystem::path file)
         : library_(std::move(library)), table_(table), file_(std::move(file)) {}
 
     boost::dll::shared_library library_;  // keeps the code of table_ mapped

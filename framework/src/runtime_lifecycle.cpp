@@ -85,8 +85,9 @@ aclError create_device(const nnplug_plugin& plugin, const std::vector<nnplug_opt
     }
     created.devices.push_back({context, nullptr});
     if (plugin.device->stream_create(context, &created.devices.back().default_stream) != NNPLUG_OK) {
+        const char* reason = plugin.last_error(context);
         set_last_error("aclInit: backend '{}' cannot create the default stream of device {}: {}", plugin.name, index,
-                       plugin.last_error(context));
+                       reason != nullptr ? reason : "no reason given");
         return ACL_ERROR_RT_FAILURE;
     }
     return ACL_SUCCESS;
@@ -145,8 +146,11 @@ aclError initialize(const char* config_path) {
     for (uint32_t index = 1; index < count; ++index)
         if (const aclError status = create_device(plugin, pairs, static_cast<int32_t>(index), config, created))
             return status;
-    log().info("backend '{}' ({}, SoC {}, {} device(s)) from {}; config {}", plugin.name, plugin.description,
-               plugin.soc_name(created.devices[0].context), count, library->file().string(), config.source);
+    // description is optional, and a null from a plugin must not fail the whole aclInit here
+    const char* soc = plugin.soc_name(created.devices[0].context);
+    log().info("backend '{}' ({}, SoC {}, {} device(s)) from {}; config {}", plugin.name,
+               plugin.description != nullptr ? plugin.description : "no description", soc != nullptr ? soc : "?",
+               count, library->file().string(), config.source);
     runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release());
     return ACL_SUCCESS;
 }

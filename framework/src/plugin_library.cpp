@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,21 +36,26 @@ uintptr_t page_size() {
 }
 
 // Tells whether memory can be read without a fault, so that a table pointing anywhere is
-// refused instead of crashing the host: the kernel copies one byte of each page into a
-// pipe, and answers EFAULT for a page that is not mapped readable.
+// refused instead of crashing the host. The kernel reads one byte of each page for us and
+// answers EFAULT for a page that is not mapped readable: process_vm_readv on ourselves,
+// or, where a seccomp filter or an old kernel refuses that call, a write into a pipe
+// (which memory checkers such as valgrind report as a bad access, hence the first choice).
 class MemoryProbe {
 public:
     MemoryProbe() {
-        if (pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) fds_[0] = fds_[1] = -1;
+        const char here = 0;
+        if (read_through_kernel(reinterpret_cast<uintptr_t>(&here))) return;
+        if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) pipe_[0] = pipe_[1] = -1;
+        use_pipe_ = true;
     }
     ~MemoryProbe() {
-        for (const int fd : fds_)
+        for (const int fd : pipe_)
             if (fd >= 0) close(fd);
     }
     MemoryProbe(const MemoryProbe&) = delete;
     MemoryProbe& operator=(const MemoryProbe&) = delete;
 
-    bool ready() const { return fds_[1] >= 0; }
+    bool ready() const { return !use_pipe_ || pipe_[1] >= 0; }
 
     bool readable(const void* address, size_t bytes) const {
         if (bytes == 0) return true;
@@ -57,25 +63,33 @@ public:
         if (start == 0 || bytes - 1 > UINTPTR_MAX - start) return false;
         const uintptr_t last = start + (bytes - 1);
         for (uintptr_t at = start;; at = (at / page_size() + 1) * page_size()) {
-            if (!byte_readable(at)) return false;
+            if (!(use_pipe_ ? read_through_pipe(at) : read_through_kernel(at))) return false;
             if (at / page_size() == last / page_size()) return true;
         }
     }
 
 private:
-    bool byte_readable(uintptr_t address) const {
+    static bool read_through_kernel(uintptr_t address) {
+        char sink;
+        iovec local{&sink, 1};
+        iovec remote{reinterpret_cast<void*>(address), 1};
+        return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1;
+    }
+
+    bool read_through_pipe(uintptr_t address) const {
         ssize_t written;
         do {
-            written = write(fds_[1], reinterpret_cast<const void*>(address), 1);
+            written = write(pipe_[1], reinterpret_cast<const void*>(address), 1);
         } while (written < 0 && errno == EINTR);
         if (written != 1) return false;  // EFAULT; any other failure also refuses rather than risk it
         char sink;
-        while (read(fds_[0], &sink, 1) < 0 && errno == EINTR) {
+        while (read(pipe_[0], &sink, 1) < 0 && errno == EINTR) {
         }
         return true;
     }
 
-    int fds_[2];
+    bool use_pipe_ = false;
+    int pipe_[2] = {-1, -1};
 };
 
 // Checks a plugin table member by member, before anything else reads it. Each check

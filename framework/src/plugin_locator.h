@@ -21,10 +21,16 @@ std::vector<std::filesystem::path> plugin_search_path(
 // The names of the backends found on the search path.
 std::vector<std::string> available_backends(const std::vector<std::filesystem::path>& search_path);
 
-// Loads backend `name` (or the file it names, when it contains a '/'). A found file that
-// is not a good plugin is an error, never skipped silently for a later one.
+// Loads backend `name` (or the file it names, when it contains a '/'). Before the file is
+// opened, and so before any of its code runs, it must be trusted as ssh trusts its keys:
+// the file and its folder owned by root or the effective user and writable by no group
+// or others, no folder above them writable by others without the sticky bit, and a
+// symlink that stays in its folder. With allow_insecure a failed check is a logged
+// warning instead. A name holding '..' or a backslash is refused either way. A found file
+// that is refused or is not a good plugin is an error, never skipped silently for a later
+// one; the refusal is also logged, in one line.
 std::optional<PluginLibrary> load_backend(const std::string& name,
                                           const std::vector<std::filesystem::path>& search_path,
-                                          std::string& error);
+                                          bool allow_insecure, std::string& error);
 
 }  // namespace nnplug

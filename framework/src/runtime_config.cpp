@@ -14,8 +14,8 @@ namespace {
 
 // Keys of the top level. `application` belongs to the host program (for example the
 // training example's settings) and is not read by the runtime.
-const std::vector<std::string> kTopLevelKeys = {"backend", "log_level", "plugin_paths", "backends",
-                                                "application"};
+const std::vector<std::string> kTopLevelKeys = {"backend", "log_level", "plugin_paths", "allow_insecure_plugins",
+                                                "backends", "application"};
 
 // Thrown inside this file only, turned into a ConfigError at the boundary.
 struct ParseFailure {
@@ -61,7 +61,17 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
         const std::string key = entry.first.Scalar();
         const YAML::Node& value = entry.second;
         if (key == "backend") {
+            // A path is relative to this file, like plugin_paths, not to the working directory.
             config.backend = scalar(file, value, key);
+            const std::filesystem::path path = config.backend;
+            if (config.backend.find('/') != std::string::npos && path.is_relative())
+                config.backend = (folder / path).string();
+        } else if (key == "allow_insecure_plugins") {
+            const std::string text = scalar(file, value, key);
+            if (text != "true" && text != "false")
+                throw ParseFailure{fmt::format("{}: key '{}' has value '{}'; expected true or false",
+                                               where(file, value.Mark()), key, text)};
+            config.allow_insecure_plugins = text == "true";
         } else if (key == "log_level") {
             config.log_level = scalar(file, value, key);
             if (!parse_log_level(config.log_level))

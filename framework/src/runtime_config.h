@@ -1,5 +1,5 @@
-// nnplug's YAML configuration: which backend, logging, plugin search paths and
-// per-backend options.
+// nnplug's YAML configuration: which backend, logging, plugin search paths, plugin trust
+// and per-backend options.
 #pragma once
 
 #include <filesystem>
@@ -18,9 +18,10 @@ struct BackendOption {
 
 struct RuntimeConfig {
     std::string source = "<built-in default>";
-    std::string backend = "cpu_tbb";
+    std::string backend = "cpu_tbb";  // a name, or a path (it holds a '/') made absolute against the file's folder
     std::string log_level = "warn";
     std::vector<std::filesystem::path> plugin_paths;  // made absolute against the file's folder
+    bool allow_insecure_plugins = false;               // skip the ownership and permission checks
     std::map<std::string, std::vector<BackendOption>> backend_options;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "install_layout.h"
@@ -104,6 +105,14 @@ aclError initialize(const char* config_path) {
     }
     if (const char* backend = environment("NNPLUG_BACKEND")) config.backend = backend;
     if (const char* level = environment("NNPLUG_LOG_LEVEL")) config.log_level = level;
+    if (const char* insecure = environment("NNPLUG_ALLOW_INSECURE_PLUGINS")) {
+        const std::string_view value = insecure;
+        if (value != "1" && value != "0" && value != "true" && value != "false") {
+            set_last_error("aclInit: NNPLUG_ALLOW_INSECURE_PLUGINS is '{}'; expected 1, 0, true or false", value);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        config.allow_insecure_plugins = value == "1" || value == "true";
+    }
     const auto level = parse_log_level(config.log_level);
     if (!level) {
         set_last_error("aclInit: log level '{}' is not one of trace, debug, info, warn, error, off",
@@ -113,7 +122,8 @@ aclError initialize(const char* config_path) {
     log().set_level(*level);
 
     std::string error;
-    auto library = load_backend(config.backend, plugin_search_path(config.plugin_paths), error);
+    auto library =
+        load_backend(config.backend, plugin_search_path(config.plugin_paths), config.allow_insecure_plugins, error);
     if (!library) {
         set_last_error("aclInit: {}", error);
         return ACL_ERROR_FAILURE;

@@ -1,8 +1,13 @@
 // Finding backends: by name on the search path, with clear errors for the rest; every
-// member of a plugin table checked before use.
+// member of a plugin table checked before use; a plugin loaded only from a folder that
+// only root or the current user can write to.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <ostream>
 #include <string>
 
@@ -10,6 +15,7 @@
 
 namespace {
 
+namespace fs = std::filesystem;
 using nnplug::test::ScopedEnvironment;
 using nnplug::test::TempFolder;
 
@@ -177,6 +183,214 @@ TEST(PluginTableOptional, APluginWithoutADescriptionLoads) {
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backend: null_description\n"), ACL_SUCCESS) << message();
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+}
+
+void set_mode(const fs::path& path, mode_t mode) { ASSERT_EQ(chmod(path.c_str(), mode), 0) << path; }
+
+// The working marker plugin copied into a folder of a fresh temp folder, with the config
+// that selects it: root/plugins/libnnplug_marker.so and root/config.yaml. The plugin's
+// constructor writes root/constructor-ran, which shows whether it was ever opened.
+class PluginTrust : public ::testing::Test {
+protected:
+    void SetUp() override {
+        fs::create_directory(plugins_);
+        fs::copy_file(fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker.so", plugin_);
+        // Explicit modes, so the tests do not depend on the umask they run under.
+        set_mode(root_.path(), 0755);
+        set_mode(plugins_, 0755);
+        set_mode(plugin_, 0755);
+    }
+    void TearDown() override {
+        if (initialized_) {
+            EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+        }
+    }
+
+    aclError init(const std::string& config = "backend: marker\nplugin_paths: [plugins]\n") {
+        const aclError status = aclInit(root_.write("config.yaml", config).c_str());
+        initialized_ = status == ACL_SUCCESS;
+        return status;
+    }
+    bool constructor_ran() const { return fs::exists(marker_); }
+    // The start of a refusal of the marker plugin, found at `found`.
+    std::string refused(const fs::path& found) const { return "plugin '" + found.string() + "' refused: "; }
+    std::string refused() const { return refused(plugin_); }
+
+    TempFolder root_;
+    const fs::path plugins_ = root_.path() / "plugins";
+    const fs::path plugin_ = plugins_ / "libnnplug_marker.so";
+    const fs::path marker_ = root_.path() / "constructor-ran";
+    ScopedEnvironment marker_variable_{"NNPLUG_FAKE_MARKER", marker_.c_str()};
+    ScopedEnvironment insecure_{"NNPLUG_ALLOW_INSECURE_PLUGINS", nullptr};
+    bool initialized_ = false;
+};
+
+TEST_F(PluginTrust, APluginInAFolderOnlyItsOwnerWritesLoads) {
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AFolderWritableByGroupIsRefusedBeforeTheConstructorRuns) {
+    set_mode(plugins_, 0775);
+    ScopedEnvironment level("NNPLUG_LOG_LEVEL", "warn");  // debug would add set_last_error's own line
+    ::testing::internal::CaptureStderr();
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(message().find(refused() + "its folder '" + fs::canonical(plugins_).string() +
+                             "' is writable by group or others (mode 0775)"),
+              std::string::npos)
+        << message();
+    EXPECT_EQ(message().find('\n'), std::string::npos) << message();
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_NE(log.find(refused()), std::string::npos) << log;
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AFolderWritableByOthersIsRefused) {
+    set_mode(plugins_, 0757);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "its folder '" + fs::canonical(plugins_).string() +
+                             "' is writable by group or others (mode 0757)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AWorldWritablePluginFileIsRefused) {
+    set_mode(plugin_, 0777);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the plugin file is writable by group or others (mode 0777)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AFolderAboveWritableByOthersIsRefusedUnlessSticky) {
+    set_mode(root_.path(), 0777);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
+                             "' above it is writable by others without the sticky bit (mode 0777)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+    // With the sticky bit, as on /tmp, only an entry's owner can replace it.
+    set_mode(root_.path(), 01777);
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, ASymlinkOutOfItsFolderIsRefused) {
+    const fs::path elsewhere = root_.path() / "elsewhere";
+    fs::create_directory(elsewhere);
+    set_mode(elsewhere, 0755);
+    fs::rename(plugin_, elsewhere / plugin_.filename());
+    fs::create_symlink("../elsewhere/libnnplug_marker.so", plugin_);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "it is a symlink to '" +
+                             fs::canonical(elsewhere / plugin_.filename()).string() +
+                             "', which leaves its folder '" + fs::canonical(plugins_).string() + "'"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, ASymlinkWithinItsFolderLoads) {
+    fs::rename(plugin_, plugins_ / "libnnplug_marker.so.1");
+    fs::create_symlink("libnnplug_marker.so.1", plugin_);
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, ANameWithDotDotOrABackslashIsRefused) {
+    for (const std::string name : {"..marker", "plugins\\marker"}) {
+        ASSERT_EQ(init("backend: '" + name + "'\nplugin_paths: [plugins]\n"), ACL_ERROR_FAILURE) << name;
+        EXPECT_NE(message().find("backend name '" + name + "' refused: a plugin name holds no '..', backslash"),
+                  std::string::npos)
+            << message();
+    }
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, APluginOrFolderOwnedByAnotherUserIsRefused) {
+    if (geteuid() != 0) GTEST_SKIP() << "changing a file's owner needs root";
+    const uid_t nobody = 65534;
+    ASSERT_EQ(chown(plugin_.c_str(), nobody, nobody), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() +
+                             "the plugin file is owned by uid 65534, neither root nor the current user (uid 0)"),
+              std::string::npos)
+        << message();
+    ASSERT_EQ(chown(plugin_.c_str(), 0, 0), 0);
+    ASSERT_EQ(chown(plugins_.c_str(), nobody, nobody), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "its folder '" + fs::canonical(plugins_).string() +
+                             "' is owned by uid 65534, neither root nor the current user (uid 0)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AllowInsecurePluginsLoadsAnyway) {
+    set_mode(plugins_, 0777);
+    ASSERT_EQ(init("backend: marker\nplugin_paths: [plugins]\nallow_insecure_plugins: true\n"), ACL_SUCCESS)
+        << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, TheEnvironmentVariableAllowsInsecurePluginsAndOverridesTheConfig) {
+    set_mode(plugin_, 0666);
+    {
+        ScopedEnvironment insecure("NNPLUG_ALLOW_INSECURE_PLUGINS", "0");
+        ASSERT_EQ(init("backend: marker\nplugin_paths: [plugins]\nallow_insecure_plugins: true\n"),
+                  ACL_ERROR_FAILURE);
+        EXPECT_NE(message().find(refused() + "the plugin file is writable by group or others (mode 0666)"),
+                  std::string::npos)
+            << message();
+        EXPECT_FALSE(constructor_ran());
+    }
+    ScopedEnvironment insecure("NNPLUG_ALLOW_INSECURE_PLUGINS", "1");
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, BadAllowInsecureValuesAreRefused) {
+    ASSERT_EQ(init("backend: marker\nallow_insecure_plugins: maybe\n"), ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(message().find("config.yaml:2:25: key 'allow_insecure_plugins' has value 'maybe'; expected true or "
+                             "false"),
+              std::string::npos)
+        << message();
+    ScopedEnvironment insecure("NNPLUG_ALLOW_INSECURE_PLUGINS", "yes");
+    ASSERT_EQ(init(), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(message().find("NNPLUG_ALLOW_INSECURE_PLUGINS is 'yes'"), std::string::npos) << message();
+    EXPECT_FALSE(constructor_ran());
+}
+
+// The working directory for the lifetime of the object.
+class ScopedWorkingDirectory {
+public:
+    explicit ScopedWorkingDirectory(const fs::path& path) : old_(fs::current_path()) { fs::current_path(path); }
+    ~ScopedWorkingDirectory() { fs::current_path(old_); }
+
+private:
+    fs::path old_;
+};
+
+TEST_F(PluginTrust, RelativePathsResolveAgainstTheConfigFolderNotTheWorkingDirectory) {
+    TempFolder elsewhere;
+    ScopedWorkingDirectory cwd(elsewhere.path());
+    ASSERT_EQ(init("backend: ./plugins/libnnplug_marker.so\n"), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();  // plugin_paths: [plugins]
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+    initialized_ = false;
+    // A path-named plugin obeys the same rules, in the folder it names.
+    set_mode(plugins_, 0775);
+    ASSERT_EQ(init("backend: plugins/libnnplug_marker.so\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused(root_.path() / "plugins/libnnplug_marker.so") + "its folder '" +
+                             fs::canonical(plugins_).string() + "' is writable by group or others"),
+              std::string::npos)
+        << message();
 }
 
 }  // namespace

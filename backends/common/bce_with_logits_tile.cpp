@@ -102,6 +102,16 @@ void SoftplusPartTile(const float* x, float* out, int64_t count) {
     tile(in, out, count, [](DF d, VF v) { return softplus_part(d, v); });
 }
 
+void ExpMinusAbsTile(const float* x, float* out, int64_t count) {
+    const float* const in[] = {x};
+    tile(in, out, count, [](DF d, VF v) { return exp_minus_abs(d, v); });
+}
+
+void LogOneToTwoTile(const float* u, float* out, int64_t count) {
+    const float* const in[] = {u};
+    tile(in, out, count, [](DF d, VF v) { return log_one_to_two(d, v); });
+}
+
 void Log1pExpTile(const float* x, float* out, int64_t count) {
     const float* const in[] = {x};
     tile(in, out, count, [](DF d, VF v) { return log1p_unit(d, exp_any(d, hn::Neg(hn::Abs(v)))); });
@@ -123,6 +133,8 @@ HWY_EXPORT(LogitsBackwardTile);
 HWY_EXPORT(LogitsTargetBackwardTile);
 HWY_EXPORT(ExpTile);
 HWY_EXPORT(SoftplusPartTile);
+HWY_EXPORT(ExpMinusAbsTile);
+HWY_EXPORT(LogOneToTwoTile);
 HWY_EXPORT(Log1pExpTile);
 HWY_EXPORT(SigmoidTile);
 
@@ -141,6 +153,12 @@ void logits_target_backward_tile(const float* grad, const float* self, const flo
 void exp_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(ExpTile)(x, out, count); }
 void softplus_part_tile(const float* x, float* out, int64_t count) {
     HWY_DYNAMIC_DISPATCH(SoftplusPartTile)(x, out, count);
+}
+void exp_minus_abs_tile(const float* x, float* out, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(ExpMinusAbsTile)(x, out, count);
+}
+void log_one_to_two_tile(const float* u, float* out, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(LogOneToTwoTile)(u, out, count);
 }
 void log1p_exp_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(Log1pExpTile)(x, out, count); }
 void sigmoid_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(SigmoidTile)(x, out, count); }

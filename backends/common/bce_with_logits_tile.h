@@ -21,9 +21,12 @@ void logits_target_backward_tile(const float* grad, const float* self, const flo
                                  const float* pos_weight, float scale, float* out, int64_t count);
 
 // The vector functions the ops are built from, for tests: exp(x); log(1 + exp(-|x|));
-// log1p(exp(-|x|)); 1 / (1 + exp(-x)).
+// log1p(exp(-|x|)); 1 / (1 + exp(-x)); and the loss's own exp(-|x|) and ln(u) for u in
+// [1, 2] (log(1 + exp(-|x|)) is the second applied to 1 plus the first).
 void exp_tile(const float* x, float* out, int64_t count);
 void softplus_part_tile(const float* x, float* out, int64_t count);
+void exp_minus_abs_tile(const float* x, float* out, int64_t count);
+void log_one_to_two_tile(const float* u, float* out, int64_t count);
 void log1p_exp_tile(const float* x, float* out, int64_t count);
 void sigmoid_tile(const float* x, float* out, int64_t count);
 

@@ -1,6 +1,7 @@
 // The vector math of the binary cross-entropy on logits (backends/common/bce_with_logits-inl.h)
 // on each Highway target the CPU supports: its exp within 1 ulp over a dense sweep; the
-// loss and both gradients equal to the canonical expressions evaluated with the vector
+// loss's own exp(-|x|) and ln on [1, 2] within their measured bounds; the loss and both
+// gradients equal to the canonical expressions evaluated with the vector
 // exp / log pieces bit for bit (the same operations in the same order), and within a few
 // ulp of the canonical libm expressions; the SPEC's edge values exactly; 16-bit inputs;
 // and cpu_tbb's driver on descriptors: posWeight [C] against [N, C], weight rounded to the
@@ -35,6 +36,7 @@ using nnplug::test::Storage;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kLn2 = 0.6931472f;
 
 template <typename Body>
 void for_each_target(Body&& body) {
@@ -126,6 +128,74 @@ TEST(BceWithLogitsVectorMath, ExpSpecialCases) {
         EXPECT_EQ(out[12], expf(-87.0f));
         EXPECT_EQ(out[13], 1.0f);
         EXPECT_EQ(out[14], 1.0f);
+    });
+}
+
+// The loss's own exp(-|x|): only 1 + e rounded to float32 uses it, so besides its ulps it
+// must be within 2^-24 of exp(-|x|) absolutely (then 1 + e is at most one float from
+// 1 + exp(-|x|) rounded, as with libm's expf), and below 2^-24 beyond 24 ln 2 = 16.64, so
+// that 1 + e rounds to 1 there as with expf.
+TEST(BceWithLogitsVectorMath, LossExpIsWithinFewUlpAndLeavesOnePlusItAsLibmDoes) {
+    std::vector<float> x;
+    add_floats(x, 0.0f, 20.0f, 97);     // every 97th float of [0, 20]
+    add_floats(x, -0.0f, -20.0f, 101);  // and of [-20, 0]
+    add_floats(x, 0.34f, 0.36f, 1);     // every float where n steps from 0 to -1
+    add_floats(x, 1.03f, 1.05f, 1);     // and from -1 to -2
+    add_floats(x, 16.5f, 16.8f, 1);     // every float around 24 ln 2
+    add_floats(x, 19.9f, 1e30f, 9973);  // through the clamp at 20 and far beyond
+    x.push_back(kInf);
+    x.push_back(-kInf);
+    x.push_back(std::numeric_limits<float>::max());
+    x.push_back(1e-45f);
+    for_each_target([&](const char* name) {
+        const std::vector<float> out = map(nnplug::simd::exp_minus_abs_tile, x);
+        double worst_ulp = 0, worst_ulp_to_8 = 0, worst_absolute = 0;
+        float worst_x = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double exact = std::exp(-std::fabs(static_cast<double>(x[i])));
+            if (std::fabs(x[i]) > 16.7f) {  // exp(-16.7) < 0.94 * 2^-24
+                ASSERT_EQ(1.0f + out[i], 1.0f) << "1 + exp(-|" << x[i] << "|)";
+            }
+            if (std::fabs(x[i]) > 20.0f) continue;  // clamped: exp(-20)
+            const double error = ulp_error(out[i], exact);
+            if (error > worst_ulp) worst_ulp = error, worst_x = x[i];
+            if (std::fabs(x[i]) <= 8.0f) worst_ulp_to_8 = std::max(worst_ulp_to_8, error);
+            worst_absolute = std::max(worst_absolute, std::abs(out[i] - exact) * 0x1p24);
+            ASSERT_LE(ulp_distance(out[i], static_cast<float>(exact)), 2) << "exp(-|" << x[i] << "|) = " << out[i];
+        }
+        std::printf("[ %s ] loss exp(-|x|) over %zu floats: max error %.3f ulp (at %g; %.3f up to |x| = 8), "
+                    "%.3f x 2^-24 absolute\n",
+                    name, x.size(), worst_ulp, worst_x, worst_ulp_to_8, worst_absolute);
+        EXPECT_LT(worst_ulp, 1.5);
+        EXPECT_LT(worst_ulp_to_8, 1.0);
+        EXPECT_LT(worst_absolute, 1.0);
+        EXPECT_EQ(out[0], 1.0f);  // exp(-0)
+    });
+}
+
+// The loss's ln(u) on every float of [1, 2]. Its worst errors are just above 1 + 1/32,
+// where ln(c) of part 1 and log1p(r) < 0 cancel one bit (results in [0.0308, 0.03125)).
+TEST(BceWithLogitsVectorMath, LossLogIsWithinTwoUlpOnEveryFloatFromOneToTwo) {
+    std::vector<float> u;
+    add_floats(u, 1.0f, 2.0f, 1);
+    for_each_target([&](const char* name) {
+        const std::vector<float> out = map(nnplug::simd::log_one_to_two_tile, u);
+        double worst = 0;
+        float worst_u = 0;
+        int64_t worst_distance = 0;
+        for (size_t i = 0; i < u.size(); ++i) {
+            const double exact = std::log(static_cast<double>(u[i]));
+            const double error = exact == 0.0 ? (out[i] == 0.0f ? 0.0 : 1e30) : ulp_error(out[i], exact);
+            if (error > worst) worst = error, worst_u = u[i];
+            worst_distance = std::max(worst_distance, ulp_distance(out[i], static_cast<float>(exact)));
+        }
+        std::printf("[ %s ] loss ln(u) on the %zu floats of [1, 2]: max error %.3f ulp (at %.9g), max %lld ulp from "
+                    "the rounded exact value\n",
+                    name, u.size(), worst, worst_u, static_cast<long long>(worst_distance));
+        EXPECT_LT(worst, 2.0);
+        EXPECT_LE(worst_distance, 2);
+        EXPECT_EQ(out.front(), 0.0f);
+        EXPECT_EQ(out.back(), kLn2);
     });
 }
 
@@ -408,7 +478,6 @@ struct Edge {
     float expected;
 };
 
-constexpr float kLn2 = 0.6931472f;
 constexpr float kAbsent = kNan;
 
 void expect_edges(Op op, const std::vector<Edge>& edges) {

@@ -550,6 +550,27 @@ TEST_F(TrainCheckpoint, RoundTripsEveryField) {
     EXPECT_EQ(read.history[0].test_roc_auc, 0.9);
 }
 
+// Empty vectors (SGD's second moment, the history before the first epoch) are read without
+// copying from or to a null pointer (found by fuzz_checkpoint under UBSan).
+TEST_F(TrainCheckpoint, EmptyVectorsRoundTrip) {
+    TrainingState s;
+    s.batches_done = 1;
+    s.epoch_start_random = RandomStream(3).state();
+    s.partial_seen = 32;
+    s.parameters = {1, 2, 3, 4};
+    s.optimizer_kind = "sgd";
+    s.optimizer_steps = 1;
+    s.optimizer_first = {0, 0, 0, 0};
+    ResumeBounds sgd = bounds;
+    sgd.optimizer_kind = "sgd";
+    const auto [stored, read] = decode_checkpoint(encode_checkpoint(RunIdentity{}, s), "empty.bin");
+    EXPECT_TRUE(stored.settings.empty());
+    EXPECT_TRUE(stored.layer_sizes.empty());
+    EXPECT_TRUE(read.optimizer_second.empty());
+    EXPECT_TRUE(read.history.empty());
+    EXPECT_EQ(refusal(s, sgd), "(no error)");
+}
+
 TEST_F(TrainCheckpoint, CorruptTruncatedAndForeignFilesAreRefused) {
     write_checkpoint(path, identity, state());
     std::string bytes;

@@ -71,7 +71,7 @@ public:
         const auto size = value<uint64_t>();
         if (size > (bytes_.size() - at_) / sizeof(T)) fail();
         std::vector<T> v(size);
-        std::memcpy(v.data(), bytes_.data() + at_, size * sizeof(T));
+        if (size > 0) std::memcpy(v.data(), bytes_.data() + at_, size * sizeof(T));  // an empty one's data() may be null
         at_ += size * sizeof(T);
         return v;
     }

@@ -55,6 +55,28 @@ TensorRegistry& registry() {
     return *instance;
 }
 
+// Bytes per element of a dtype given as an integer (0: no fixed size).
+size_t dtype_size(int32_t dtype) {
+    switch (dtype) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8: return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16: return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32: return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+    }
+}
+
 bool known_format(int32_t format) { return format >= ACL_FORMAT_UNDEFINED && format <= ACL_FORMAT_FRACTAL_Z; }
 
 }  // namespace
@@ -100,26 +122,7 @@ const char* format_name(aclFormat format) {
 
 extern "C" {
 
-size_t aclDataTypeSize(aclDataType dataType) {
-    switch (nnplug::enum_bits(dataType)) {
-    case ACL_BOOL:
-    case ACL_INT8:
-    case ACL_UINT8: return 1;
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_INT16:
-    case ACL_UINT16: return 2;
-    case ACL_FLOAT:
-    case ACL_INT32:
-    case ACL_UINT32: return 4;
-    case ACL_DOUBLE:
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 0;
-    }
-}
+size_t aclDataTypeSize(aclDataType dataType) { return nnplug::dtype_size(nnplug::enum_bits(dataType)); }
 
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                            const int64_t* stride, int64_t offset, aclFormat format,
@@ -137,7 +140,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
         set_last_error("{}: viewDims, stride or storageDims is null while its count is not 0", api);
         return nullptr;
     }
-    const size_t element_size = aclDataTypeSize(dataType);
+    const size_t element_size = nnplug::dtype_size(nnplug::enum_bits(dataType));
     if (element_size == 0) {
         set_last_error("{}: dataType {} has no fixed element size", api, nnplug::enum_bits(dataType));
         return nullptr;

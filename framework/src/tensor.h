@@ -26,8 +26,9 @@ namespace nnplug {
 
 // An enum argument's value as an integer, read without loading the enum: a caller may
 // pass any integer, and a range check on the enum itself would be undefined behaviour.
+// Taken by reference: passing the enum by value would load it (UBSan's enum check).
 template <typename Enum>
-int32_t enum_bits(Enum value) {
+int32_t enum_bits(const Enum& value) {
     static_assert(sizeof(Enum) == sizeof(int32_t));
     int32_t bits;
     std::memcpy(&bits, &value, sizeof bits);

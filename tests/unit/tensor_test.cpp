@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+extern "C" {
+aclTensor* nnplug_test_tensor_from_c(int32_t dtype, int32_t format, void* data);
+size_t nnplug_test_dtype_size_from_c(int32_t dtype);
+}
+
 namespace {
 
 aclTensor* create(std::vector<int64_t> view, std::vector<int64_t> strides, int64_t offset,
@@ -92,5 +97,26 @@ TEST(CreateTensor, NullArraysWithCountsAreRefused) {
 }
 
 TEST(CreateTensor, DestroyingNullIsHarmless) { EXPECT_EQ(aclDestroyTensor(nullptr), ACLNN_SUCCESS); }
+
+// dtype and format values outside their enums, passed from C, are read as integers and
+// refused; under UBSan (NNPLUG_FUZZ, NNPLUG_SANITIZE) no enum load of them is reported
+// (found by fuzz_ops: aclDataTypeSize loaded its argument as an aclDataType).
+TEST(CreateTensor, DtypeAndFormatOutsideTheirEnumsAreRefused) {
+    static float data[6];
+    for (const int32_t dtype : {99, 1000, -2, -100, std::numeric_limits<int32_t>::min(),
+                                std::numeric_limits<int32_t>::max()}) {
+        EXPECT_EQ(nnplug_test_dtype_size_from_c(dtype), 0u) << dtype;
+        EXPECT_EQ(nnplug_test_tensor_from_c(dtype, ACL_FORMAT_ND, data), nullptr) << dtype;
+        EXPECT_EQ(message(), "aclCreateTensor: dataType " + std::to_string(dtype) + " has no fixed element size");
+    }
+    for (const int32_t format : {5, 99, -2, std::numeric_limits<int32_t>::min()}) {
+        EXPECT_EQ(nnplug_test_tensor_from_c(ACL_FLOAT, format, data), nullptr) << format;
+        EXPECT_EQ(message(), "aclCreateTensor: format " + std::to_string(format) + " is not an aclFormat");
+    }
+    EXPECT_EQ(nnplug_test_dtype_size_from_c(ACL_BF16), 2u);
+    aclTensor* tensor = nnplug_test_tensor_from_c(ACL_FLOAT16, ACL_FORMAT_NCHW, data);
+    ASSERT_NE(tensor, nullptr) << message();
+    aclDestroyTensor(tensor);
+}
 
 }  // namespace

@@ -659,8 +659,11 @@ struct PluginTables {
 
 extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) {
     try {
-        static const nnplug::emu::PluginTables tables;
-        return &tables.plugin;
+        // Never destroyed: a program that exits without aclFinalize has libnnplug release
+        // its executors and devices through these tables after this library's statics
+        // are gone.
+        static const nnplug::emu::PluginTables* tables = new nnplug::emu::PluginTables;
+        return &tables->plugin;
     } catch (...) {
         return nullptr;  // out of host memory while building the tables
     }

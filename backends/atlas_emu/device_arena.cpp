@@ -26,9 +26,12 @@ struct ArenaRegistry {
     std::vector<const DeviceArena*> arenas;
 };
 
+// Never destroyed: arenas may outlive the plugin's statics. A program that exits without
+// aclFinalize has libnnplug destroy its runtime, and so the arenas, after this library's
+// statics are gone.
 ArenaRegistry& registry() {
-    static ArenaRegistry instance;
-    return instance;
+    static ArenaRegistry* instance = new ArenaRegistry;
+    return *instance;
 }
 
 }  // namespace

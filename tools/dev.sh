@@ -5,6 +5,9 @@
 #                             the timing guards (label perf) are left out: they need a quiet machine
 #   tools/dev.sh perf         install missing packages, build, run the timing guards and print the
 #                             side-by-side benchmark table
+#   tools/dev.sh sanitize     install missing packages, build with AddressSanitizer + UBSan (build-asan/)
+#                             and run the unit, conformance, integration and concurrency tests, then
+#                             build with ThreadSanitizer (build-tsan/) and run the concurrency tests
 #   tools/dev.sh build        install missing packages and build only
 # Every step is idempotent: packages already there are not reinstalled, the build is incremental.
 set -euo pipefail
@@ -15,7 +18,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
-  valgrind
+  valgrind clang-14 libclang-rt-14-dev
 )
 
 install_missing_packages() {
@@ -36,6 +39,21 @@ build() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
+# The sanitized builds leave out the benchmarks, and their runs leave out what cannot
+# run sanitized: valgrind, the timing guards, and the outside projects built against an
+# install (they are not built with the sanitizer runtime).
+sanitize() {
+  local configure=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_BUILD_BENCHMARKS=OFF)
+  cmake -S . -B "$BUILD_DIR-asan" "${configure[@]}" -DNNPLUG_SANITIZE=address
+  cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
+  UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" \
+    -L "unit|conformance|integration|concurrency" -E "install|valgrind"
+  cmake -S . -B "$BUILD_DIR-tsan" "${configure[@]}" -DNNPLUG_SANITIZE=thread
+  cmake --build "$BUILD_DIR-tsan" -j "$(nproc)" --target concurrency_test
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/concurrency/tsan_suppressions.txt" \
+    ctest --test-dir "$BUILD_DIR-tsan" --output-on-failure -j "$(nproc)" -L concurrency
+}
+
 # The training example with its default config (share/nnplug/configs/train_cpu.yaml);
 # its metrics, curves and checkpoint go to the build folder.
 run_main_job() {
@@ -48,6 +66,7 @@ case "$command" in
   build) install_missing_packages; build ;;
   run) install_missing_packages; build; run_main_job ;;
   test) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
+  sanitize) install_missing_packages; sanitize ;;
   perf) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
-  *) echo "usage: tools/dev.sh run | test [ctest arguments] | perf | build" >&2; exit 2 ;;
+  *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | perf | build" >&2; exit 2 ;;
 esac

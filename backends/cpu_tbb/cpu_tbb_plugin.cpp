@@ -6,6 +6,9 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -177,6 +180,17 @@ nnplug_status stream_destroy(void* ctx, void* stream) {
 
 nnplug_status stream_synchronize(void*, void*) { return NNPLUG_OK; }
 
+// The system's oneTBB is not built with ThreadSanitizer, which cannot see its hand-offs:
+// a TSan build declares the one the results depend on (every task's writes happen before
+// execute returns). tests/concurrency/tsan_suppressions.txt covers TBB's own.
+#if defined(__SANITIZE_THREAD__)
+void happens_before(void* token) { __tsan_release(token); }
+void happens_after(void* token) { __tsan_acquire(token); }
+#else
+void happens_before(void*) {}
+void happens_after(void*) {}
+#endif
+
 // Runs body(begin, end) over [0, count) in tasks of at least `grain` items; small
 // counts run inline, so a tiny call costs no scheduling.
 template <typename Body>
@@ -185,12 +199,17 @@ void parallel_ranges(CpuContext& context, int64_t count, int64_t grain, Body&& b
         body(int64_t{0}, count);
         return;
     }
+    char finished = 0;  // its address is the token of the hand-off
     context.arena->execute([&] {
         tbb::parallel_for(
             tbb::blocked_range<int64_t>(0, count, grain),
-            [&](const tbb::blocked_range<int64_t>& range) { body(range.begin(), range.end()); },
+            [&](const tbb::blocked_range<int64_t>& range) {
+                body(range.begin(), range.end());
+                happens_before(&finished);
+            },
             tbb::static_partitioner());
     });
+    happens_after(&finished);
 }
 
 nnplug_status launch_elementwise(CpuContext& context, const VectorKernels& kernels,

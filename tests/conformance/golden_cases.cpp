@@ -47,7 +47,7 @@ std::vector<uint8_t> parse_words(std::istream& in, size_t bytes_per_word) {
 std::vector<double> parse_doubles(std::istream& in) {
     const auto bytes = parse_words(in, 8);
     std::vector<double> values(bytes.size() / 8);
-    std::memcpy(values.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());  // null data when empty
     return values;
 }
 

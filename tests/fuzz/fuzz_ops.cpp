@@ -1,0 +1,588 @@
+// libFuzzer target: tensors and the five aclnn ops through the public C API, both phases,
+// on cpu_tbb and atlas_emu.
+//
+// The input is read front to back (past its end every byte reads 0):
+//   backend  byte % 3: cpu_tbb, atlas_emu Ascend910B, atlas_emu Ascend910 (no bfloat16);
+//            ignored when NNPLUG_BACKEND is set, which then picks the backend of every run
+//   op       byte % 5: BinaryCrossEntropy, ...Backward, ...WithLogits, ...WithLogitsBackward,
+//            ...WithLogitsTargetBackward
+//   flags    byte: 1 own stream, 2 repeatable executor (run twice), 4 run a consumed executor
+//            again, 8 workspaceSize one byte short, 16 null workspace, 32 destroy the tensors
+//            between the phases
+//   reduction byte: 0 to 2, or 3 to 6 give -1, 3, 100, INT64_MIN
+//   self shape: rank byte % 10 (up to 9: more than the ops accept), a byte per dimension
+//            (0 to 4, or from 240 on a special size: 5 ... 1000, INT64_MAX, -1, 2^31, 2^62);
+//            at most 4096 elements of ordinary dimensions
+//   per operand, in signature order: shape (as self, broadcast to it, [], [1], its own,
+//            absent), dtype (float32/16, bfloat16, other dtypes, any int32), format (any
+//            int32), strides (contiguous, padded, column-major, zero, arbitrary, huge), offset,
+//            storage (exact, with slack, the view's dims, one element short, 0-d), data (own
+//            device buffer from aclrtMalloc sized from the storage, null, host memory,
+//            another operand's buffer — overlapping outputs and inputs — or a destroyed tensor)
+//   the rest fills the buffers, in the order they were made, storage and guard bytes (then
+//   a fixed pattern: 0x3e bytes).
+//
+// NNPLUG_FUZZ_STATS=1 prints at exit how many inputs each backend took and how many calls
+// of each op got past the first phase and ran.
+//
+// Besides the sanitizers, the run checks the documented contract: a refused call leaves a
+// message and hands out no executor; a consumed executor does not run again; aclGetViewShape
+// and aclGetDataType return what was given; and no byte outside the outputs' view elements
+// changes, in any buffer, including 64 guard bytes after each storage.
+#include <acl/acl.h>
+#include <aclnn/acl_meta.h>
+#include <aclnnop/aclnn_binary_cross_entropy.h>
+#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" {
+aclTensor* nnplug_fuzz_create_tensor(const int64_t* view_dims, uint64_t view_rank, int32_t dtype,
+                                     const int64_t* strides, int64_t offset, int32_t format,
+                                     const int64_t* storage_dims, uint64_t storage_rank, void* data);
+int32_t nnplug_fuzz_data_type(const aclTensor* tensor, int32_t* dtype);
+size_t nnplug_fuzz_dtype_size(int32_t dtype);
+}
+
+namespace {
+
+constexpr int64_t kMaxViewElements = 4096;   // ordinary dimensions are clamped to this
+constexpr int64_t kMaxStorageBytes = 1 << 20;  // larger storages get no buffer (data null)
+constexpr size_t kGuardBytes = 64;             // after each storage, never written
+constexpr uint64_t kMaxWorkspace = 64 << 20;
+
+[[noreturn]] void broken(const std::string& what) {
+    std::fprintf(stderr, "fuzz_ops: contract broken: %s\n", what.c_str());
+    std::abort();
+}
+
+// The input, front to back; past its end every read gives 0.
+class Input {
+public:
+    Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+    uint8_t byte() { return at_ < size_ ? data_[at_++] : 0; }
+    int32_t i32() {
+        uint32_t value = 0;
+        for (int i = 0; i < 4; ++i) value |= static_cast<uint32_t>(byte()) << (8 * i);
+        return static_cast<int32_t>(value);
+    }
+    // The rest of the input, then a pattern (0x3e bytes: 0.19 in float32 and bfloat16, 1.56
+    // in float16), so that computations also run on ordinary values.
+    void fill(uint8_t* out, size_t count) {
+        const size_t taken = std::min(count, size_ - at_);
+        std::memcpy(out, data_ + at_, taken);
+        at_ += taken;
+        std::memset(out + taken, 0x3e, count - taken);
+    }
+
+private:
+    const uint8_t* data_;
+    size_t size_;
+    size_t at_ = 0;
+};
+
+// Configs as files in memory (memfd), one per backend choice.
+struct Backend {
+    const char* name;
+    std::string path;
+};
+
+std::string memory_file(const std::string& text) {
+    const int fd = memfd_create("nnplug-fuzz-ops.yaml", MFD_CLOEXEC);
+    if (fd < 0 || write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::abort();
+    return "/proc/self/fd/" + std::to_string(fd);  // kept open for the process's life
+}
+
+std::vector<Backend>& backends() {
+    static std::vector<Backend> list = [] {
+        // Two cpu_tbb threads with small tasks, so a few thousand elements are split.
+        const std::string common = "log_level: off\nbackends:\n  cpu_tbb: {threads: 2, grain: 1024}\n";
+        return std::vector<Backend>{
+            {"cpu_tbb", memory_file("backend: cpu_tbb\n" + common)},
+            {"atlas_emu", memory_file("backend: atlas_emu\n" + common +
+                                      "  atlas_emu: {soc: Ascend910B, memory_mib: 256, host_threads: 2}\n")},
+            {"atlas_emu", memory_file("backend: atlas_emu\n" + common +
+                                      "  atlas_emu: {soc: Ascend910, memory_mib: 256, host_threads: 2}\n")},
+        };
+    }();
+    return list;
+}
+
+int g_active = -1;  // index into backends() of the initialized runtime
+
+// With NNPLUG_FUZZ_STATS set, what the inputs did, printed at exit: how often each op got
+// past its first phase and ran, and how often the backend changed.
+struct Stats {
+    long inputs[3] = {}, switches = 0, planned[5] = {}, ran[5] = {}, tensors = 0, refused_tensors = 0;
+} g_stats;
+
+void finalize_at_exit() {
+    if (std::getenv("NNPLUG_FUZZ_STATS") != nullptr) {
+        std::fprintf(stderr, "fuzz_ops: inputs cpu_tbb %ld, Ascend910B %ld, Ascend910 %ld; backend changes %ld; "
+                             "tensors %ld (%ld refused)\n",
+                     g_stats.inputs[0], g_stats.inputs[1], g_stats.inputs[2], g_stats.switches, g_stats.tensors,
+                     g_stats.refused_tensors);
+        for (int op = 0; op < 5; ++op)
+            std::fprintf(stderr, "fuzz_ops: op %d planned %ld, ran %ld\n", op, g_stats.planned[op], g_stats.ran[op]);
+    }
+    if (g_active >= 0) aclFinalize();
+    g_active = -1;
+}
+
+void use_backend(int choice) {
+    // NNPLUG_BACKEND picks the backend of every run (and its config here, by name).
+    const char* forced = std::getenv("NNPLUG_BACKEND");
+    if (forced != nullptr && *forced != '\0') choice = std::string(forced) == "atlas_emu" ? 1 : 0;
+    ++g_stats.inputs[choice];
+    if (choice == g_active) return;
+    ++g_stats.switches;
+    if (g_active >= 0) aclFinalize();
+    g_active = -1;
+    if (aclInit(backends()[static_cast<size_t>(choice)].path.c_str()) != ACL_SUCCESS) {
+        std::fprintf(stderr, "fuzz_ops: aclInit for %s failed: %s\n", backends()[static_cast<size_t>(choice)].name,
+                     aclGetRecentErrMsg());
+        std::abort();
+    }
+    g_active = choice;
+}
+
+// The operand slots of each op, in signature order (attributes aside).
+struct OpShape {
+    const char* api;
+    std::vector<const char*> operands;
+    int self_slot;
+    std::vector<bool> optional;
+};
+
+const std::array<OpShape, 5>& ops() {
+    static const std::array<OpShape, 5> list = {{
+        {"aclnnBinaryCrossEntropy", {"self", "target", "weight", "out"}, 0, {false, false, true, false}},
+        {"aclnnBinaryCrossEntropyBackward",
+         {"gradOutput", "self", "target", "weight", "out"}, 1, {false, false, false, true, false}},
+        {"aclnnBinaryCrossEntropyWithLogits",
+         {"self", "target", "weight", "posWeight", "out"}, 0, {false, false, true, true, false}},
+        {"aclnnBinaryCrossEntropyWithLogitsBackward",
+         {"gradOutput", "self", "target", "weight", "posWeight", "out"}, 1, {false, false, false, true, true, false}},
+        {"aclnnBinaryCrossEntropyWithLogitsTargetBackward",
+         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"}, 1,
+         {false, false, false, true, true, false}},
+    }};
+    return list;
+}
+
+aclnnStatus first_phase(int op, const std::vector<aclTensor*>& t, int64_t reduction, uint64_t* workspace,
+                        aclOpExecutor** executor) {
+    switch (op) {
+    case 0: return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], reduction, t[3], workspace, executor);
+    case 1:
+        return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4], workspace,
+                                                               executor);
+    case 2:
+        return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4], workspace,
+                                                                 executor);
+    case 3:
+        return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], reduction, t[5],
+                                                                         workspace, executor);
+    default:
+        return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], reduction,
+                                                                               t[5], workspace, executor);
+    }
+}
+
+aclnnStatus second_phase(int op, void* workspace, uint64_t size, aclOpExecutor* executor, aclrtStream stream) {
+    switch (op) {
+    case 0: return aclnnBinaryCrossEntropy(workspace, size, executor, stream);
+    case 1: return aclnnBinaryCrossEntropyBackward(workspace, size, executor, stream);
+    case 2: return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, stream);
+    case 3: return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, stream);
+    default: return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, stream);
+    }
+}
+
+void expect_message(const char* call) {
+    const char* message = aclGetRecentErrMsg();
+    if (message == nullptr || *message == '\0') broken(std::string(call) + " failed without a message");
+}
+
+// Saturating arithmetic for sizes the input may make huge.
+int64_t saturating_multiply(int64_t a, int64_t b) {
+    int64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
+}
+int64_t saturating_add(int64_t a, int64_t b) {
+    int64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+}
+
+std::vector<int64_t> read_shape(Input& in) {
+    static const int64_t kSpecial[] = {5, 7, 16, 33, 64, 1000, std::numeric_limits<int64_t>::max(), -1,
+                                       int64_t{1} << 31, int64_t{1} << 62, 0, 1, 2, 3, 4, 8};
+    std::vector<int64_t> dims(in.byte() % 10);
+    int64_t ordinary = 1;
+    for (auto& dim : dims) {
+        const uint8_t code = in.byte();
+        dim = code >= 240 ? kSpecial[code - 240] : code % 5;
+        if (code < 240 || (dim >= 0 && dim <= 8)) {
+            if (saturating_multiply(ordinary, dim) > kMaxViewElements) dim = 1;
+            ordinary = saturating_multiply(ordinary, dim);
+        }
+    }
+    return dims;
+}
+
+// A buffer the operands' data points into: device memory from aclrtMalloc, or host memory.
+struct Buffer {
+    bool device = true;
+    uint8_t* data = nullptr;
+    size_t storage_bytes = 0;      // what the tensor that made it may reach
+    std::vector<uint8_t> before;   // storage and guard bytes before the run
+    std::vector<bool> writable;    // bytes inside the outputs' view elements
+};
+
+struct Operand {
+    aclTensor* tensor = nullptr;
+    bool destroyed = false;
+    int buffer = -1;  // index of the buffer its data is in
+    int32_t dtype = 0;
+    std::vector<int64_t> view, strides;
+    int64_t offset = 0;
+};
+
+// Builds one operand from the input; the tensor may be refused (null), absent, or destroyed.
+Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_self, bool is_output,
+                     std::vector<Buffer>& buffers, std::vector<Operand>& made) {
+    Operand operand;
+    // Shape.
+    const uint8_t shape_code = in.byte() % 8;
+    std::vector<int64_t> view = self_shape;
+    if (!is_self) {
+        switch (shape_code) {
+        case 2: {  // broadcast to self: leading dims dropped, some dims 1
+            const size_t dropped = in.byte() % (view.size() + 1);
+            view.erase(view.begin(), view.begin() + static_cast<std::ptrdiff_t>(dropped));
+            const uint8_t ones = in.byte();
+            for (size_t k = 0; k < view.size(); ++k)
+                if (ones & (1u << (k % 8))) view[k] = 1;
+            break;
+        }
+        case 3: view.clear(); break;
+        case 4: view = {1}; break;
+        case 5: view = read_shape(in); break;
+        case 6: return operand;  // absent
+        default: break;          // self's shape
+        }
+    }
+    // Dtype.
+    static const int32_t kFloats[] = {ACL_FLOAT, ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const int32_t kOthers[] = {ACL_INT32, ACL_DOUBLE,    ACL_INT8,      ACL_UINT8,      ACL_INT16,
+                                      ACL_UINT16, ACL_UINT32,   ACL_INT64,     ACL_UINT64,     ACL_BOOL,
+                                      ACL_COMPLEX64, ACL_COMPLEX128, ACL_STRING, ACL_DT_UNDEFINED};
+    const uint8_t dtype_code = in.byte();
+    int32_t dtype = kFloats[dtype_code % 7];
+    if (dtype_code % 8 == 7) {
+        const uint8_t other = in.byte();
+        dtype = other % 16 < 14 ? kOthers[other % 16] : in.i32();
+    }
+    // Format.
+    const uint8_t format_code = in.byte() % 8;
+    int32_t format = ACL_FORMAT_ND;
+    if (format_code == 5) format = ACL_FORMAT_NCHW;
+    if (format_code == 6) format = ACL_FORMAT_NHWC;
+    if (format_code == 7) {
+        const uint8_t other = in.byte() % 4;
+        format = other == 0 ? ACL_FORMAT_NC1HWC0 : other == 1 ? ACL_FORMAT_FRACTAL_Z : other == 2 ? -1 : in.i32();
+    }
+    // Strides.
+    const size_t rank = view.size();
+    std::vector<int64_t> strides(rank, 1);
+    const uint8_t layout = in.byte() % 8;
+    {
+        int64_t step = 1;
+        const int64_t pad = layout == 3 ? 1 + in.byte() % 3 : 1;
+        for (size_t k = rank; k-- > 0;) {
+            strides[k] = saturating_multiply(step, k + 1 == rank ? 1 : pad);
+            step = saturating_multiply(strides[k], std::max<int64_t>(view[k], 1));
+        }
+        if (layout == 4) {  // column-major
+            step = 1;
+            for (size_t k = 0; k < rank; ++k) {
+                strides[k] = step;
+                step = saturating_multiply(step, std::max<int64_t>(view[k], 1));
+            }
+        }
+        if (layout == 5) {  // zero strides: repeated elements
+            const uint8_t zeros = in.byte();
+            for (size_t k = 0; k < rank; ++k)
+                if (zeros & (1u << (k % 8))) strides[k] = 0;
+        }
+        if (layout == 6)
+            for (auto& stride : strides) stride = in.byte() % 9;
+        if (layout == 7 && rank > 0) {
+            static const int64_t kHuge[] = {std::numeric_limits<int64_t>::max() / 4, std::numeric_limits<int64_t>::max(),
+                                            -1, int64_t{1} << 40};
+            strides[in.byte() % rank] = kHuge[in.byte() % 4];
+        }
+    }
+    // Offset.
+    const uint8_t offset_code = in.byte();
+    static const int64_t kOffsets[] = {1000, std::numeric_limits<int64_t>::max(), -1, int64_t{1} << 40};
+    const int64_t offset = offset_code >= 252 ? kOffsets[offset_code - 252] : offset_code % 8;
+    // The storage the view needs: offset + sum((dim - 1) * stride) + 1 elements.
+    bool empty_view = false;
+    int64_t needed = std::max<int64_t>(offset, 0);
+    for (size_t k = 0; k < rank; ++k) {
+        if (view[k] == 0) empty_view = true;
+        if (view[k] > 0 && strides[k] > 0) needed = saturating_add(needed, saturating_multiply(view[k] - 1, strides[k]));
+    }
+    needed = empty_view ? 0 : saturating_add(needed, 1);
+    const uint8_t storage_code = in.byte() % 8;
+    std::vector<int64_t> storage = {needed};
+    if (storage_code == 4) storage = {saturating_add(needed, in.byte() % 64)};
+    if (storage_code == 5) storage = view;
+    if (storage_code == 6) storage = {needed - 1};
+    if (storage_code == 7) storage.clear();  // 0-d: one element
+    // Data.
+    const uint8_t data_code = in.byte();
+    const size_t element_size = std::max<size_t>(nnplug_fuzz_dtype_size(dtype), 1);
+    void* data = nullptr;
+    int buffer = -1;
+    if (data_code & 4 && !made.empty()) {
+        // Another operand's buffer, viewed as a 1-d storage of this dtype: outputs over inputs.
+        const Operand& other = made[in.byte() % made.size()];
+        if (other.buffer >= 0) {
+            buffer = other.buffer;
+            data = buffers[static_cast<size_t>(buffer)].data;
+            storage = {static_cast<int64_t>(buffers[static_cast<size_t>(buffer)].storage_bytes / element_size)};
+        }
+    }
+    if (buffer < 0 && data_code % 4 != 3) {
+        int64_t elements = 1;
+        for (int64_t dim : storage) elements = dim < 0 ? 0 : saturating_multiply(elements, dim);
+        const int64_t bytes = saturating_multiply(elements, static_cast<int64_t>(element_size));
+        if (bytes <= kMaxStorageBytes) {
+            Buffer made_buffer;
+            made_buffer.device = data_code % 4 != 2;
+            made_buffer.storage_bytes = static_cast<size_t>(bytes);
+            const size_t total = made_buffer.storage_bytes + kGuardBytes;
+            void* pointer = nullptr;
+            if (made_buffer.device) {
+                if (aclrtMalloc(&pointer, total, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) broken("aclrtMalloc failed");
+            } else {
+                pointer = std::malloc(total);
+            }
+            made_buffer.data = static_cast<uint8_t*>(pointer);
+            made_buffer.before.resize(total);  // filled once every operand is described
+            made_buffer.writable.assign(total, false);
+            buffers.push_back(std::move(made_buffer));
+            buffer = static_cast<int>(buffers.size()) - 1;
+            data = pointer;
+        }
+    }
+
+    operand.tensor = nnplug_fuzz_create_tensor(view.data(), view.size(), dtype, strides.data(), offset, format,
+                                               storage.data(), storage.size(), data);
+    ++g_stats.tensors;
+    if (operand.tensor == nullptr) {
+        ++g_stats.refused_tensors;
+        expect_message("aclCreateTensor");
+        return operand;
+    }
+    operand.buffer = buffer;
+    operand.dtype = dtype;
+    operand.view = view;
+    operand.strides = strides;
+    operand.offset = offset;
+    // What the tensor says of itself.
+    int64_t* dims = nullptr;
+    uint64_t dims_count = 0;
+    if (aclGetViewShape(operand.tensor, &dims, &dims_count) != ACLNN_SUCCESS ||
+        std::vector<int64_t>(dims, dims + dims_count) != view)
+        broken("aclGetViewShape does not return the view given");
+    delete[] dims;
+    int32_t read_dtype = 0;
+    if (nnplug_fuzz_data_type(operand.tensor, &read_dtype) != ACLNN_SUCCESS || read_dtype != dtype)
+        broken("aclGetDataType does not return the dtype given");
+    if (data_code & 8) {  // destroyed before use: the ops must report it, never read it
+        aclDestroyTensor(operand.tensor);
+        operand.destroyed = true;
+    }
+    (void)is_output;
+    return operand;
+}
+
+// Marks the bytes of an output's view elements as ones the run may write.
+void allow_writes(const Operand& out, std::vector<Buffer>& buffers) {
+    if (out.tensor == nullptr || out.destroyed || out.buffer < 0) return;
+    Buffer& buffer = buffers[static_cast<size_t>(out.buffer)];
+    const size_t element_size = nnplug_fuzz_dtype_size(out.dtype);
+    if (element_size == 0) return;
+    int64_t count = 1;
+    for (int64_t dim : out.view) count *= dim;  // bounded: the tensor was made and has storage
+    std::vector<int64_t> index(out.view.size(), 0);
+    for (int64_t n = 0; n < count; ++n) {
+        int64_t element = out.offset;
+        for (size_t k = 0; k < index.size(); ++k) element += index[k] * out.strides[k];
+        for (size_t b = 0; b < element_size; ++b) {
+            const size_t at = static_cast<size_t>(element) * element_size + b;
+            if (at < buffer.writable.size()) buffer.writable[at] = true;
+        }
+        for (size_t k = index.size(); k-- > 0;) {
+            if (++index[k] < out.view[k]) break;
+            index[k] = 0;
+        }
+    }
+}
+
+// The backends stay mapped for the whole run: aclFinalize unloads the plugin, but libFuzzer
+// keeps reading the coverage counters of every instrumented library it has seen, so one
+// unmapped by dlclose would crash the fuzzer itself. A reference held here (and NODELETE)
+// keeps each plugin loaded; libnnplug loads the same files, from its own folder.
+void keep_plugins_loaded() {
+    Dl_info library{};
+    if (dladdr(reinterpret_cast<void*>(&aclInit), &library) == 0 || library.dli_fname == nullptr) std::abort();
+    const std::filesystem::path folder =
+        std::filesystem::canonical(library.dli_fname).parent_path() / "nnplug" / "plugins";
+    for (const char* name : {"libnnplug_cpu_tbb.so", "libnnplug_atlas_emu.so"}) {
+        if (dlopen((folder / name).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) == nullptr) {
+            std::fprintf(stderr, "fuzz_ops: cannot load %s: %s\n", (folder / name).c_str(), dlerror());
+            std::abort();
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    keep_plugins_loaded();
+    backends();
+    std::atexit(finalize_at_exit);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    Input in(data, size);
+    use_backend(in.byte() % 3);
+    const int op = in.byte() % 5;
+    const OpShape& shape = ops()[static_cast<size_t>(op)];
+    const uint8_t flags = in.byte();
+    static const int64_t kReductions[] = {0, 1, 2, -1, 3, 100, std::numeric_limits<int64_t>::min()};
+    const int64_t reduction = kReductions[in.byte() % 7];
+    const std::vector<int64_t> self_shape = read_shape(in);
+
+    std::vector<Buffer> buffers;
+    std::vector<Operand> operands;
+    for (size_t slot = 0; slot < shape.operands.size(); ++slot)
+        operands.push_back(make_operand(in, self_shape, static_cast<int>(slot) == shape.self_slot,
+                                        slot + 1 == shape.operands.size(), buffers, operands));
+    std::vector<aclTensor*> tensors;
+    for (const Operand& operand : operands) tensors.push_back(operand.tensor);
+    // The buffers' contents: the rest of the input, after every operand's description.
+    for (Buffer& buffer : buffers) {
+        in.fill(buffer.before.data(), buffer.before.size());
+        if (!buffer.device) {
+            std::memcpy(buffer.data, buffer.before.data(), buffer.before.size());
+        } else if (aclrtMemcpy(buffer.data, buffer.before.size(), buffer.before.data(), buffer.before.size(),
+                               ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) {
+            broken("aclrtMemcpy to the device failed");
+        }
+    }
+
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus planned = first_phase(op, tensors, reduction, &workspace_size, &executor);
+    bool tensors_alive = true;
+    if (planned != ACLNN_SUCCESS) {
+        expect_message(shape.api);
+        if (executor != nullptr) broken(std::string(shape.api) + " refused the call but handed out an executor");
+    } else {
+        if (executor == nullptr) broken(std::string(shape.api) + " succeeded without an executor");
+        ++g_stats.planned[op];
+        allow_writes(operands.back(), buffers);
+        if (flags & 32) {  // the executor keeps what it needs
+            for (Operand& operand : operands)
+                if (operand.tensor != nullptr && !operand.destroyed) aclDestroyTensor(operand.tensor);
+            tensors_alive = false;
+        }
+        void* workspace = nullptr;
+        if (workspace_size > kMaxWorkspace) {
+            aclDestroyAclOpExecutor(executor);
+        } else {
+            if (workspace_size > 0 && aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+                broken("aclrtMalloc of the workspace failed");
+            aclrtStream stream = nullptr;
+            if ((flags & 1) && aclrtCreateStream(&stream) != ACL_SUCCESS) broken("aclrtCreateStream failed");
+            const bool repeatable = (flags & 2) != 0;
+            if (repeatable && aclSetAclOpExecutorRepeatable(executor) != ACLNN_SUCCESS)
+                broken("aclSetAclOpExecutorRepeatable refused a live executor");
+            const uint64_t passed_size = (flags & 8) && workspace_size > 0 ? workspace_size - 1 : workspace_size;
+            void* passed_workspace = (flags & 16) ? nullptr : workspace;
+            const aclnnStatus ran = second_phase(op, passed_workspace, passed_size, executor, stream);
+            if (ran != ACLNN_SUCCESS) expect_message(shape.api);
+            if (ran == ACLNN_SUCCESS) ++g_stats.ran[op];
+            const bool own_checks_refused = ran != ACLNN_SUCCESS && (passed_size < workspace_size ||
+                                                                     (passed_workspace == nullptr && workspace_size > 0));
+            if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) expect_message("aclrtSynchronizeStream");
+            if (repeatable || own_checks_refused) {
+                // Still live: runs again with the right arguments.
+                if (second_phase(op, workspace, workspace_size, executor, stream) != ACLNN_SUCCESS)
+                    expect_message(shape.api);
+                if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) expect_message("aclrtSynchronizeStream");
+            }
+            if (!repeatable && (flags & 4) && !own_checks_refused) {
+                if (second_phase(op, workspace, workspace_size, executor, stream) == ACLNN_SUCCESS)
+                    broken(std::string(shape.api) + " ran a consumed executor again");
+                expect_message(shape.api);
+            }
+            // Frees a live executor; a consumed one it remembers and leaves alone.
+            aclDestroyAclOpExecutor(executor);
+            if (stream != nullptr) aclrtDestroyStream(stream);
+            if (workspace != nullptr) aclrtFree(workspace);
+        }
+    }
+
+    // Nothing but the outputs' view elements may have changed, in any buffer.
+    for (size_t b = 0; b < buffers.size(); ++b) {
+        Buffer& buffer = buffers[b];
+        std::vector<uint8_t> after(buffer.before.size());
+        if (buffer.device) {
+            if (aclrtMemcpy(after.data(), after.size(), buffer.data, after.size(), ACL_MEMCPY_DEVICE_TO_HOST) !=
+                ACL_SUCCESS)
+                broken("aclrtMemcpy from the device failed");
+        } else {
+            std::memcpy(after.data(), buffer.data, after.size());
+        }
+        for (size_t i = 0; i < after.size(); ++i)
+            if (after[i] != buffer.before[i] && !buffer.writable[i])
+                broken(std::string(shape.api) + " wrote byte " + std::to_string(i) + " of buffer " + std::to_string(b) +
+                       " (" + std::to_string(buffer.storage_bytes) + " storage bytes" +
+                       (i >= buffer.storage_bytes ? ", in the guard after the storage" : ", outside the output's view") +
+                       ")");
+    }
+    if (tensors_alive)
+        for (Operand& operand : operands)
+            if (operand.tensor != nullptr && !operand.destroyed) aclDestroyTensor(operand.tensor);
+    for (Buffer& buffer : buffers) {
+        if (buffer.device)
+            aclrtFree(buffer.data);
+        else
+            std::free(buffer.data);
+    }
+    return 0;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of fuzz_ops and fuzz_checkpoint (tests/fuzz/corpus/), in the input
+formats their sources describe. The seeds are committed; run this only after changing a format:
+    python3 tests/fuzz/make_seeds.py
+fuzz_runtime_config's seeds are plain YAML files, written by hand."""
+import math
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# --- fuzz_ops --------------------------------------------------------------------------------
+
+CPU, ATLAS_910B, ATLAS_910 = 0, 1, 2
+BCE, BCE_BACKWARD, LOGITS, LOGITS_BACKWARD, LOGITS_TARGET_BACKWARD = range(5)
+OWN_STREAM, REPEATABLE, RERUN_CONSUMED, SHORT_WORKSPACE, NULL_WORKSPACE, DESTROY_EARLY = 1, 2, 4, 8, 16, 32
+F32, F16, BF16 = 0, 2, 3  # dtype codes
+
+
+def shape(*dims):
+    return bytes([len(dims), *dims])
+
+
+def operand(shape_code=0, extra_shape=b"", dtype=F32, dtype_extra=b"", fmt=0, fmt_extra=b"", layout=0,
+            layout_extra=b"", offset=0, storage=0, storage_extra=b"", data=0, data_extra=b""):
+    """One operand's description; see make_operand in fuzz_ops.cpp."""
+    return (bytes([shape_code]) + extra_shape + bytes([dtype]) + dtype_extra + bytes([fmt]) + fmt_extra +
+            bytes([layout]) + layout_extra + bytes([offset, storage]) + storage_extra + bytes([data]) + data_extra)
+
+
+def floats(*values):
+    return b"".join(struct.pack("<f", v) for v in values)
+
+
+def ops_seed(backend, op, flags, reduction, self_shape, operands, data=b""):
+    return bytes([backend, op, flags, reduction]) + self_shape + b"".join(operands) + data
+
+
+def ops_seeds():
+    probabilities = floats(*[0.05 + 0.9 * i / 19 for i in range(20)])
+    labels = floats(*[float(i % 2) for i in range(20)])
+    logits = floats(*[-4 + 8 * i / 20 for i in range(21)])
+    yield "bce_mean_weight_broadcast", ops_seed(
+        CPU, BCE, 0, 1, shape(4, 5),
+        [operand(), operand(), operand(2, bytes([1, 0])), operand(3)],
+        probabilities + bytes(64) + labels + bytes(64))
+    yield "bce_backward_f16_padded_strides", ops_seed(
+        ATLAS_910B, BCE_BACKWARD, OWN_STREAM, 0, shape(3, 7),
+        [operand(layout=3, layout_extra=bytes([1])), operand(dtype=F16), operand(dtype=F16),
+         operand(5, shape(7)), operand(dtype=BF16)])
+    yield "logits_sum_pos_weight_per_class", ops_seed(
+        CPU, LOGITS, REPEATABLE, 2, shape(2, 3, 4),
+        [operand(), operand(), operand(5, shape(1, 3, 1)), operand(2, bytes([2, 0])), operand(4)],
+        logits)
+    yield "logits_backward_in_place_over_self", ops_seed(
+        ATLAS_910B, LOGITS_BACKWARD, RERUN_CONSUMED, 0, shape(6, 2),
+        [operand(3), operand(), operand(), operand(6), operand(6), operand(data=4, data_extra=bytes([1]))],
+        b"\x00\x00\x80\x3f" + logits)
+    yield "target_backward_empty_self_mean", ops_seed(
+        CPU, LOGITS_TARGET_BACKWARD, 0, 1, shape(3, 0, 2),
+        [operand(3), operand(), operand(), operand(6), operand(6), operand(3)])
+    yield "bf16_refused_on_ascend910", ops_seed(
+        ATLAS_910, BCE, 0, 0, shape(8),
+        [operand(dtype=BF16), operand(dtype=BF16), operand(6), operand(dtype=BF16)])
+    yield "invalid_dtype_and_format_values", ops_seed(
+        CPU, BCE_BACKWARD, 0, 0, shape(2, 2),
+        [operand(), operand(),
+         operand(dtype=7, dtype_extra=bytes([15]) + struct.pack("<i", 99), fmt=7,
+                 fmt_extra=bytes([3]) + struct.pack("<i", -5)),
+         operand(6), operand()])
+    yield "rank_9_repeatable_own_stream", ops_seed(
+        ATLAS_910B, LOGITS, OWN_STREAM | REPEATABLE, 0, shape(1, 1, 1, 1, 1, 1, 1, 2, 2),
+        [operand(), operand(), operand(6), operand(6), operand()])
+    yield "column_major_offset_destroyed_early", ops_seed(
+        ATLAS_910B, LOGITS_BACKWARD, DESTROY_EARLY | REPEATABLE | SHORT_WORKSPACE, 1, shape(5, 3),
+        [operand(3), operand(layout=4, offset=3, storage=4, storage_extra=bytes([9])), operand(layout=4),
+         operand(2, bytes([0, 1])), operand(6), operand(3)])
+    yield "output_overlapping_itself", ops_seed(
+        CPU, LOGITS_BACKWARD, NULL_WORKSPACE, 0, shape(4, 4),
+        [operand(), operand(), operand(), operand(6), operand(6), operand(layout=5, layout_extra=bytes([1]))])
+    yield "output_partly_over_target", ops_seed(
+        CPU, BCE, 0, 0, shape(16),
+        [operand(), operand(), operand(6), operand(offset=2, data=4, data_extra=bytes([1]))])
+
+
+# --- fuzz_checkpoint --------------------------------------------------------------------------
+
+def mt19937_64_state(seed):
+    """std::mt19937_64(seed) as libstdc++ writes it: 312 words, then the position (312)."""
+    words = [seed & (2**64 - 1)]
+    for i in range(1, 312):
+        previous = words[-1]
+        words.append((6364136223846793005 * (previous ^ (previous >> 62)) + i) & (2**64 - 1))
+    return " ".join(str(w) for w in words) + " 312"
+
+
+def text(value):
+    data = value.encode()
+    return struct.pack("<Q", len(data)) + data
+
+
+def vector(fmt, values):
+    return struct.pack("<Q", len(values)) + b"".join(struct.pack("<" + fmt, v) for v in values)
+
+
+def checkpoint(settings, layers, epochs_done, batches_done, random_state, loss_sum, correct, seen, parameters,
+               optimizer, steps, first, second, history, fingerprint=0x5EED):
+    payload = struct.pack("<Q", len(settings)) + b"".join(text(k) + text(v) for k, v in settings)
+    payload += struct.pack("<Q", fingerprint) + vector("q", layers)
+    payload += struct.pack("<qq", epochs_done, batches_done) + text(random_state)
+    payload += struct.pack("<dqq", loss_sum, correct, seen)
+    payload += vector("f", parameters) + text(optimizer) + struct.pack("<q", steps)
+    payload += vector("f", first) + vector("f", second)
+    payload += struct.pack("<Q", len(history)) + b"".join(struct.pack("<qddddd", *row) for row in history)
+    checksum = 1469598103934665603
+    for byte in payload:
+        checksum = ((checksum ^ byte) * 1099511628211) & (2**64 - 1)
+    return b"NNPTRAIN" + struct.pack("<IQ", 1, len(payload)) + payload + struct.pack("<Q", checksum)
+
+
+def checkpoint_seeds():
+    # The runs of fuzz_checkpoint.cpp: 50 training rows in batches of 16 (4 per epoch), 5 epochs.
+    mlp = [("model.kind", "mlp"), ("optimizer.kind", "adam")]
+    logistic = [("model.kind", "logistic"), ("optimizer.kind", "sgd")]
+    mlp_parameters = [0.1 * (i - 5) for i in range(11)]
+    history = [(e, 0.7 - 0.1 * e, 0.6 + 0.05 * e, 0.72 - 0.1 * e, 0.58 + 0.05 * e, 0.8) for e in range(1, 6)]
+    yield "mlp_adam_in_epoch_3", checkpoint(
+        mlp, [3, 2, 1], 2, 1, mt19937_64_state(42), 11.0, 9, 16, mlp_parameters, "adam", 9,
+        [0.01] * 11, [0.001] * 11, history[:2])
+    yield "mlp_adam_after_epoch_3", checkpoint(
+        mlp, [3, 2, 1], 3, 0, mt19937_64_state(7), 30.0, 31, 50, mlp_parameters, "adam", 12,
+        [-0.02] * 11, [0.0] * 11, history[:3])
+    yield "mlp_adam_finished", checkpoint(
+        mlp, [3, 2, 1], 5, 0, mt19937_64_state(1), 25.0, 40, 50, mlp_parameters, "adam", 20,
+        [0.0] * 11, [0.5] * 11, history)
+    yield "logistic_sgd_in_epoch_1", checkpoint(
+        logistic, [3, 1], 0, 3, mt19937_64_state(3), 33.3, 20, 48, [0.5, -0.5, 0.25, 0.0], "sgd", 3,
+        [0.1, 0.2, 0.3, 0.4], [], [])
+    yield "logistic_sgd_one_class_test_split", checkpoint(
+        logistic + [("train.seed", "5")], [3, 1], 1, 2, mt19937_64_state(5), 20.0, 30, 32, [1.0, 2.0, 3.0, 4.0],
+        "sgd", 6, [0.0] * 4, [], [(1, 0.5, 0.75, 0.4, 1.0, math.nan)])
+    yield "negative_batch_index", checkpoint(
+        mlp, [3, 2, 1], 2, -1, mt19937_64_state(42), 11.0, 9, 16, mlp_parameters, "adam", 7,
+        [0.01] * 11, [0.001] * 11, history[:2])
+    yield "longer_parameter_vector", checkpoint(
+        mlp, [3, 2, 1], 2, 1, mt19937_64_state(42), 11.0, 9, 16, mlp_parameters + [9.0] * 64, "adam", 9,
+        [0.01] * 11, [0.001] * 11, history[:2])
+
+
+def write(folder, seeds):
+    path = os.path.join(HERE, "corpus", folder)
+    os.makedirs(path, exist_ok=True)
+    for name, data in seeds:
+        with open(os.path.join(path, name), "wb") as file:
+            file.write(data)
+
+
+if __name__ == "__main__":
+    write("fuzz_ops", ops_seeds())
+    write("fuzz_checkpoint", checkpoint_seeds())

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz/ with clang-14 in build-fuzz/ (CMake option
+# NNPLUG_FUZZ: everything, libnnplug and the backend plugins included, with AddressSanitizer
+# and UBSan) and runs each for SECONDS (default 60) on a scratch copy of its seed corpus
+# (tests/fuzz/corpus/<target>/ is never written). Fails on any crash, sanitizer report,
+# leak, timeout or broken contract; the input that caused it is kept in
+# build-fuzz/artifacts/<target>/ and the target's log beside it.
+#   tools/fuzz.sh [SECONDS]
+# NNPLUG_FUZZ_BUILD_DIR overrides the build folder. NNPLUG_BACKEND (cpu_tbb or atlas_emu)
+# runs every input of fuzz_ops on that backend instead of the one its first byte picks.
+# Reproduce a failure: build-fuzz/bin/<target> build-fuzz/artifacts/<target>/crash-...
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+SECONDS_PER_TARGET=${1:-60}
+if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -eq 0 ]; then
+  echo "usage: tools/fuzz.sh [SECONDS]   (seconds per fuzz target, default 60)" >&2
+  exit 2
+fi
+BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
+TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint)
+PACKAGES=(
+  clang-14 libclang-rt-14-dev cmake ninja-build pkg-config
+  libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev
+)
+
+install_missing_packages() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_missing_packages
+# Only the library, the plugins and the fuzz targets: no tests, examples or benchmarks. A
+# Debug build (-O0): clang-14 spends over 40 minutes optimizing the instrumented Highway
+# kernels (backends/cpu_tbb/*_simd.cpp) at -O2, while the whole build takes about a minute
+# of two cores at -O0.
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DNNPLUG_FUZZ=ON \
+  -DNNPLUG_BUILD_TESTS=OFF -DNNPLUG_BUILD_EXAMPLES=OFF -DNNPLUG_BUILD_BENCHMARKS=OFF
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target nnplug_fuzz
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/nnplug-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+# A 64 MiB quarantine of freed memory (ASan's default is 256) keeps a run within a few
+# hundred MB; -rss_limit_mb fails a target that grows past 2 GB.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=64:symbolize=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for target in "${TARGETS[@]}"; do
+  corpus=$scratch/$target
+  artifacts=$BUILD_DIR/artifacts/$target
+  log=$BUILD_DIR/artifacts/$target.log
+  rm -rf "$artifacts"  # only this run's findings
+  mkdir -p "$corpus" "$artifacts"
+  cp tests/fuzz/corpus/"$target"/* "$corpus"/
+  options=(-max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=2048 -max_len=16384
+           -print_final_stats=1 -artifact_prefix="$artifacts/")
+  [ -f tests/fuzz/"$target".dict ] && options+=(-dict=tests/fuzz/"$target".dict)
+  echo "== $target: ${SECONDS_PER_TARGET} s from $(ls "$corpus" | wc -l) seeds"
+  status=0
+  "$BUILD_DIR/bin/$target" "${options[@]}" "$corpus" >"$log" 2>&1 || status=$?
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" "$log" | sed 's/^/   /' || true
+  echo "   corpus grew from $(ls tests/fuzz/corpus/"$target" | wc -l) to $(ls "$corpus" | wc -l) inputs"
+  if [ "$status" -ne 0 ] || grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|contract broken" "$log"; then
+    echo "   FAILED (exit $status); log: $log" >&2
+    grep -E "ERROR:|runtime error:|contract broken|SUMMARY:|Test unit written" "$log" | head -20 | sed 's/^/   /' >&2
+    failed+=("$target")
+  fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzzing failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzzing passed: ${TARGETS[*]}, ${SECONDS_PER_TARGET} s each"

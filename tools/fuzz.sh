@@ -53,6 +53,7 @@ trap 'rm -rf "$scratch"' EXIT
 # hundred MB; -rss_limit_mb fails a target that grows past 2 GB.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=64:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan_suppressions.txt:print_suppressions=0}
 failed=()
 for target in "${TARGETS[@]}"; do
   corpus=$scratch/$target

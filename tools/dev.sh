@@ -18,21 +18,10 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
-  valgrind clang-14 libclang-rt-14-dev
+  valgrind
 )
 
-install_missing_packages() {
-  local missing=()
-  for package in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "Installing Debian packages: ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -q
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-}
+. tools/debian_packages.sh
 
 build() {
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -63,10 +52,10 @@ run_main_job() {
 command=${1:-}
 shift || true
 case "$command" in
-  build) install_missing_packages; build ;;
-  run) install_missing_packages; build; run_main_job ;;
-  test) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
-  sanitize) install_missing_packages; sanitize ;;
-  perf) install_missing_packages; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
+  build) install_missing_packages "${PACKAGES[@]}"; build ;;
+  run) install_missing_packages "${PACKAGES[@]}"; build; run_main_job ;;
+  test) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
+  sanitize) install_missing_packages "${PACKAGES[@]}"; sanitize ;;
+  perf) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
   *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | perf | build" >&2; exit 2 ;;
 esac

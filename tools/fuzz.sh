@@ -24,20 +24,9 @@ PACKAGES=(
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev
 )
 
-install_missing_packages() {
-  local missing=()
-  for package in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "Installing Debian packages: ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -q
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-}
+. tools/debian_packages.sh
 
-install_missing_packages
+install_missing_packages "${PACKAGES[@]}"
 # Only the library, the plugins and the fuzz targets: no tests, examples or benchmarks. A
 # Debug build (-O0): clang-14 spends over 40 minutes optimizing the instrumented Highway
 # kernels (backends/cpu_tbb/*_simd.cpp) at -O2, while the whole build takes about a minute

@@ -13,8 +13,8 @@
 namespace train {
 namespace {
 
-const std::vector<std::string> kRuntimeKeys = {"backend", "log_level", "plugin_paths", "allow_insecure_plugins",
-                                               "backends"};
+const std::vector<std::string> kRuntimeKeys = {"backend", "ops", "fallback", "log_level", "plugin_paths",
+                                               "allow_insecure_plugins", "backends"};
 
 std::string position(const ConfigDocument& document, const std::string& key, const YAML::Node& node) {
     const auto override_text = document.overrides.find(key);

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "communicator.h"
 #include "device_loss.h"
 #include "train_settings.h"
 #include "trainer.h"
@@ -56,7 +58,32 @@ int main(int argc, char** argv) {
     app.add_option("--interrupt-after-batches", interrupt_after_batches,
                    "stop as on SIGINT after this many batches (checkpoint and exit 130)")
         ->check(CLI::PositiveNumber);
-    CLI11_PARSE(app, argc, argv);
+    // Under mpirun, every process joins the job before anything else (MPI may read the
+    // command line); alone, nothing happens.
+    std::optional<train::Communicator> communicator;
+    try {
+        communicator.emplace(&argc, &argv);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+        return 1;
+    }
+    const auto fail = [&](const std::string& message) {
+        // In a data-parallel run one process's error stops the job: the others would wait
+        // for it at the next combine.
+        if (communicator->distributed()) {
+            std::fprintf(stderr, "nnplug_train: %s: %s\n", communicator->name().c_str(), message.c_str());
+            std::fflush(stderr);
+            communicator->abort(1);
+        }
+        std::fprintf(stderr, "nnplug_train: %s\n", message.c_str());
+        return 1;
+    };
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        if (communicator->distributed() && error.get_exit_code() != 0) return fail(error.what());
+        return communicator->rank() == 0 ? app.exit(error) : error.get_exit_code();
+    }
     resume_requested = resume_option->count() > 0;
 
     try {
@@ -82,9 +109,16 @@ int main(int argc, char** argv) {
             request.resume_from = resume.empty() ? request.settings.output_dir / "checkpoint.bin"
                                                  : std::filesystem::path(resume);
 
-        // The run's folder keeps the config it ran with; aclInit reads that same file.
+        request.communicator = &*communicator;
+
+        // The run's folder keeps the config it ran with; aclInit reads that same file. In a
+        // data-parallel run rank 0 writes it; the others read their own copy, removed
+        // once the runtime has it.
         std::filesystem::create_directories(request.settings.output_dir);
-        const auto effective_config = request.settings.output_dir / "config.yaml";
+        const bool leader = communicator->rank() == 0;
+        const auto effective_config =
+            request.settings.output_dir /
+            (leader ? std::string("config.yaml") : fmt::format(".config.rank{}.yaml", communicator->rank()));
         {
             std::FILE* file = std::fopen(effective_config.c_str(), "w");
             if (!file) throw std::runtime_error(fmt::format("cannot write '{}'", effective_config.string()));
@@ -93,11 +127,13 @@ int main(int argc, char** argv) {
             std::fclose(file);
         }
 
-        train::AclSession session(effective_config.c_str());
+        // One device per process, as CANN programs train data-parallel: the local rank's
+        // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
+        train::AclSession session(effective_config.c_str(), communicator->local_rank(), /*wrap_device=*/true);
+        if (!leader) std::filesystem::remove(effective_config);
         train::install_stop_handlers();
         return train::run_training(request);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "nnplug_train: %s\n", error.what());
-        return 1;
+        return fail(error.what());
     }
 }

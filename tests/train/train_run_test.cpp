@@ -135,8 +135,9 @@ TEST_F(TrainRun, ShortRunOnShippedDataReaches95PercentTestAccuracy) {
 TEST_F(TrainRun, MetricsAreBitIdenticalWithOneAndTwoThreads) {
     for (const auto& data : {std::vector<std::string>{"--set", "train.epochs=5"}, kParallelRun}) {
         auto one = data, two = data;
-        one.insert(one.end(), {"--set", "backends.cpu_tbb.threads=1"});
-        two.insert(two.end(), {"--set", "backends.cpu_tbb.threads=2"});
+        // The backend's threads and the host side's (train.threads) both.
+        one.insert(one.end(), {"--set", "backends.cpu_tbb.threads=1", "--set", "train.threads=1"});
+        two.insert(two.end(), {"--set", "backends.cpu_tbb.threads=2", "--set", "train.threads=3"});
         const RunResult a = run(folder.path() / "one", one);
         const RunResult b = run(folder.path() / "two", two);
         ASSERT_EQ(a.exit_code, 0) << a.output;

@@ -11,7 +11,7 @@
 namespace train {
 namespace {
 
-constexpr int64_t kReductionMean = 1;
+constexpr int64_t kReductionNone = 0;
 
 void check(int status, const char* call) {
     if (status != 0)
@@ -41,8 +41,11 @@ LossKind loss_kind(const std::string& name) {
     throw std::invalid_argument(fmt::format("loss '{}' is not bce or bce_with_logits", name));
 }
 
-AclSession::AclSession(const char* config_path, int32_t device) : device_(device) {
+AclSession::AclSession(const char* config_path, int32_t device, bool wrap_device) : device_(device) {
     check(aclInit(config_path), "aclInit");
+    uint32_t count = 0;
+    if (wrap_device && aclrtGetDeviceCount(&count) == ACL_SUCCESS && count > 0)
+        device_ = static_cast<int32_t>(static_cast<uint32_t>(device_) % count);
     if (const aclError status = aclrtSetDevice(device_)) {
         const std::string message = aclGetRecentErrMsg();
         aclFinalize();
@@ -65,10 +68,10 @@ DeviceBceLoss::DeviceBceLoss(int64_t capacity, LossKind kind, std::optional<floa
         targets_ = device_buffer(capacity);
         weights_ = device_buffer(capacity);
         grad_self_ = device_buffer(capacity);
-        loss_ = device_buffer(1);
+        loss_ = device_buffer(capacity);
         grad_output_ = device_buffer(1);
-        const float one = 1.0f;
-        check(aclrtMemcpy(grad_output_, sizeof(float), &one, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+        const float zero = 0.0f;
+        check(aclrtMemcpy(grad_output_, sizeof(float), &zero, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
               "aclrtMemcpy");
         if (has_pos_weight_) {
             pos_weight_ = device_buffer(1);
@@ -118,14 +121,14 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
         shape.weight = vector_tensor(weights_, count);
         // posWeight of shape [1]: it broadcasts to self's [count].
         if (has_pos_weight_) shape.pos_weight = vector_tensor(pos_weight_, 1);
-        shape.loss = vector_tensor(loss_, 1);
+        shape.loss = vector_tensor(loss_, count);
         if (kind_ == LossKind::kBceWithLogits)
             check(aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(shape.self, shape.target, shape.weight,
-                                                                    shape.pos_weight, kReductionMean, shape.loss,
+                                                                    shape.pos_weight, kReductionNone, shape.loss,
                                                                     &shape.forward_workspace, &shape.forward),
                   "aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize");
         else
-            check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionMean,
+            check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionNone,
                                                           shape.loss, &shape.forward_workspace, &shape.forward),
                   "aclnnBinaryCrossEntropyGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.forward), "aclSetAclOpExecutorRepeatable");
@@ -136,12 +139,12 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
         shape.grad_self = vector_tensor(grad_self_, count);
         if (kind_ == LossKind::kBceWithLogits)
             check(aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-                      shape.grad_output, shape.self, shape.target, shape.weight, shape.pos_weight, kReductionMean,
+                      shape.grad_output, shape.self, shape.target, shape.weight, shape.pos_weight, kReductionNone,
                       shape.grad_self, &shape.backward_workspace, &shape.backward),
                   "aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize");
         else
             check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(shape.grad_output, shape.self, shape.target,
-                                                                  shape.weight, kReductionMean, shape.grad_self,
+                                                                  shape.weight, kReductionNone, shape.grad_self,
                                                                   &shape.backward_workspace, &shape.backward),
                   "aclnnBinaryCrossEntropyBackwardGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.backward), "aclSetAclOpExecutorRepeatable");
@@ -150,8 +153,8 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
     return shape;
 }
 
-float DeviceBceLoss::run(const float* outputs, const float* targets, const float* weights, int64_t count,
-                         float* grad_outputs) {
+void DeviceBceLoss::run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,
+                                float* losses, float* grad_outputs, float grad_scale) {
     if (count < 1 || count > capacity_)
         throw std::logic_error(fmt::format("batch of {} samples for a loss of capacity {}", count, capacity_));
     const bool with_backward = grad_outputs != nullptr;
@@ -161,6 +164,11 @@ float DeviceBceLoss::run(const float* outputs, const float* targets, const float
     check(aclrtMemcpy(outputs_, capacity_bytes, outputs, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
     check(aclrtMemcpy(targets_, capacity_bytes, targets, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
     check(aclrtMemcpy(weights_, capacity_bytes, weights, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy");
+    if (with_backward && grad_scale != grad_output_value_) {
+        check(aclrtMemcpy(grad_output_, sizeof(float), &grad_scale, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+              "aclrtMemcpy");
+        grad_output_value_ = grad_scale;
+    }
     if (kind_ == LossKind::kBceWithLogits) {
         check(aclnnBinaryCrossEntropyWithLogits(workspace_, workspace_bytes_, shape.forward, stream_),
               "aclnnBinaryCrossEntropyWithLogits");
@@ -174,11 +182,19 @@ float DeviceBceLoss::run(const float* outputs, const float* targets, const float
                   "aclnnBinaryCrossEntropyBackward");
     }
     check(aclrtSynchronizeStream(stream_), "aclrtSynchronizeStream");
-    float loss = 0;
-    check(aclrtMemcpy(&loss, sizeof(float), loss_, sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
+    check(aclrtMemcpy(losses, bytes, loss_, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
     if (with_backward)
         check(aclrtMemcpy(grad_outputs, bytes, grad_self_, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy");
-    return loss;
+}
+
+float DeviceBceLoss::run(const float* outputs, const float* targets, const float* weights, int64_t count,
+                         float* grad_outputs) {
+    if (count >= 1 && count <= capacity_) host_losses_.resize(static_cast<size_t>(count));
+    run_samples(outputs, targets, weights, count, host_losses_.data(), grad_outputs,
+                static_cast<float>(1.0 / static_cast<double>(count)));
+    double sum = 0;
+    for (const float loss : host_losses_) sum += loss;
+    return static_cast<float>(sum / static_cast<double>(count));
 }
 
 }  // namespace train

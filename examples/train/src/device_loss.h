@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace train {
 
@@ -17,7 +18,8 @@ namespace train {
 // message when the config or the backend cannot be used.
 class AclSession {
 public:
-    explicit AclSession(const char* config_path, int32_t device = 0);
+    // wrap_device: a device beyond the backend's count wraps around (device % count).
+    explicit AclSession(const char* config_path, int32_t device = 0, bool wrap_device = false);
     ~AclSession();
     AclSession(const AclSession&) = delete;
     AclSession& operator=(const AclSession&) = delete;
@@ -45,9 +47,19 @@ public:
     DeviceBceLoss(const DeviceBceLoss&) = delete;
     DeviceBceLoss& operator=(const DeviceBceLoss&) = delete;
 
-    // Mean of the weighted loss over `count` samples (count <= capacity) of the model's
-    // outputs: probabilities for kBce, logits for kBceWithLogits. With grad_outputs, also
-    // writes dLoss/dOutput (per probability or per logit) for each sample there.
+    // The weighted loss of each of `count` samples (count <= capacity; reduction none)
+    // into `losses`, for the model's outputs: probabilities for kBce, logits for
+    // kBceWithLogits. With grad_outputs, also the gradient of grad_scale * (sum of the
+    // losses) w.r.t. each output (per probability or per logit): gradOutput is grad_scale,
+    // one element broadcast to the samples. Each sample's results depend only on its own
+    // values and grad_scale, not on the other samples of the call, so a batch cut into
+    // calls in any way gives the same bytes (grad_scale = 1 / batch rows makes the sum the
+    // gradient of the batch's mean).
+    void run_samples(const float* outputs, const float* targets, const float* weights, int64_t count, float* losses,
+                     float* grad_outputs, float grad_scale);
+
+    // Mean of the weighted loss over `count` samples; with grad_outputs, dLoss/dOutput of
+    // that mean for each sample (run_samples with grad_scale 1 / count; for tests and tools).
     float run(const float* outputs, const float* targets, const float* weights, int64_t count, float* grad_outputs);
 
     int64_t capacity() const { return capacity_; }
@@ -59,8 +71,8 @@ private:
         aclTensor* target = nullptr;
         aclTensor* weight = nullptr;
         aclTensor* pos_weight = nullptr;  // kBceWithLogits with a pos_weight
-        aclTensor* loss = nullptr;
-        aclTensor* grad_output = nullptr;
+        aclTensor* loss = nullptr;        // [count]: reduction none
+        aclTensor* grad_output = nullptr;  // [1], broadcast to the samples
         aclTensor* grad_self = nullptr;
         aclOpExecutor* forward = nullptr;
         aclOpExecutor* backward = nullptr;  // made on the first training batch of this size
@@ -80,8 +92,10 @@ private:
     void* targets_ = nullptr;
     void* weights_ = nullptr;
     void* grad_self_ = nullptr;
-    void* loss_ = nullptr;
-    void* grad_output_ = nullptr;  // holds 1.0: d(mean loss)/d(mean loss)
+    void* loss_ = nullptr;         // per-sample losses
+    void* grad_output_ = nullptr;  // holds grad_scale
+    float grad_output_value_ = 0;  // what grad_output_ holds
+    std::vector<float> host_losses_;  // run()'s per-sample losses
     void* pos_weight_ = nullptr;   // one float, when has_pos_weight_
     void* workspace_ = nullptr;
     uint64_t workspace_bytes_ = 0;

@@ -1,8 +1,42 @@
 #include "model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace train {
+namespace {
+
+// Rows per matrix product inside a shard: keeps Eigen's packing buffers on the stack (no
+// allocation) and the block in cache. Fixed, so a shard's arithmetic never depends on
+// anything but its rows.
+constexpr int64_t kBlockRows = 256;
+
+// x . w over n floats in one fixed order: eight lanes (which the compiler vectorizes), the
+// lanes pairwise, then the tail. The same for every row wherever it sits in memory.
+inline float dot(const float* x, const float* w, int64_t n) {
+    float lane[8] = {};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 8; ++j) lane[j] += x[k + j] * w[k + j];
+    float sum = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+    for (; k < n; ++k) sum += x[k] * w[k];
+    return sum;
+}
+
+// Rows ahead to prefetch: a batch's rows are scattered over the data set, and a dot
+// product per row leaves too few loads in flight to hide the memory's latency.
+constexpr int64_t kPrefetchRows = 8;
+
+inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t columns) {
+    if (k >= end) return;
+    const char* row = reinterpret_cast<const char*>(rows.row(k, columns));
+    const int64_t bytes = columns * static_cast<int64_t>(sizeof(float));
+    for (int64_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(row + offset);
+    __builtin_prefetch(row + bytes - 1);
+}
+
+}  // namespace
 
 Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output) : output_(output) {
     sizes_.push_back(inputs);
@@ -16,7 +50,11 @@ Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput out
     }
     parameters_.assign(offset, 0.0f);
     gradients_.assign(offset, 0.0f);
-    outputs_.resize(layers_.size());
+    decayed_.assign(offset, 0);
+    for (const Layer& layer : layers_)
+        std::fill(decayed_.begin() + static_cast<std::ptrdiff_t>(layer.weight_offset),
+                  decayed_.begin() + static_cast<std::ptrdiff_t>(layer.bias_offset), 1);
+    activations_.resize(layers_.size());
     deltas_.resize(layers_.size());
 }
 
@@ -32,65 +70,142 @@ void Model::initialize(RandomStream& random) {
     }
 }
 
-const Eigen::VectorXf& Model::forward(const float* batch, int64_t rows) {
-    input_ = batch;
-    rows_ = rows;
-    const float* input = input_;
-    for (size_t l = 0; l < layers_.size(); ++l) {
-        const Layer& layer = layers_[l];
-        ConstMap in(input, rows, layer.inputs);
-        ConstMap weight(parameters_.data() + layer.weight_offset, layer.outputs, layer.inputs);
-        Eigen::Map<const Eigen::RowVectorXf> bias(parameters_.data() + layer.bias_offset, layer.outputs);
-        RowMatrix& out = outputs_[l];
-        out.resize(rows, layer.outputs);
-        out.noalias() = in * weight.transpose();
-        out.rowwise() += bias;
-        if (l + 1 < layers_.size()) out = out.cwiseMax(0.0f);
-        input = out.data();
+void Model::reserve(int64_t rows) {
+    if (rows <= capacity_) return;
+    capacity_ = rows;
+    if (layers_.size() > 1) {
+        gathered_.resize(rows, sizes_[0]);
+        for (size_t l = 0; l < layers_.size(); ++l) {
+            activations_[l].resize(rows, layers_[l].outputs);
+            deltas_[l].resize(rows, layers_[l].outputs);
+        }
     }
-    probabilities_.resize(rows);
-    const RowMatrix& logits = outputs_.back();
-    for (int64_t i = 0; i < rows; ++i) probabilities_[i] = 1.0f / (1.0f + std::exp(-logits(i, 0)));
-    if (output_ == ModelOutput::kProbability) return probabilities_;
-    logits_ = Eigen::Map<const Eigen::VectorXf>(logits.data(), rows);
-    return logits_;
+    output_values_.assign(static_cast<size_t>(rows), 0.0f);
+    probabilities_.assign(static_cast<size_t>(rows), 0.0f);
+}
+
+void Model::finish_rows(const float* logits, int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+        const float z = logits[k];
+        const float p = 1.0f / (1.0f + std::exp(-z));
+        probabilities_[k] = p;
+        output_values_[k] = output_ == ModelOutput::kLogit ? z : p;
+    }
+}
+
+float Model::output_delta(const float* grad_outputs, int64_t k) const {
+    if (output_ == ModelOutput::kLogit) return grad_outputs[k];
+    // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
+    const float p = probabilities_[k];
+    return grad_outputs[k] * (p * (1.0f - p));
+}
+
+void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
+    const int64_t inputs = sizes_[0];
+    if (layers_.size() == 1) {
+        // Logistic regression: one dot product per row, read where the row is.
+        const float* weight = parameters_.data() + layers_[0].weight_offset;
+        const float bias = parameters_[layers_[0].bias_offset];
+        float* logits = output_values_.data();  // the logit first, replaced by finish_rows
+        for (int64_t k = begin; k < end; ++k) {
+            prefetch_row(rows, k + kPrefetchRows, end, inputs);
+            logits[k] = dot(rows.row(k, inputs), weight, inputs) + bias;
+        }
+        finish_rows(logits, begin, end);
+        return;
+    }
+    for (int64_t block = begin; block < end; block += kBlockRows) {
+        const int64_t stop = std::min(end, block + kBlockRows);
+        const int64_t count = stop - block;
+        const float* input = rows.data + block * inputs;
+        if (rows.index) {
+            for (int64_t k = block; k < stop; ++k) {
+                prefetch_row(rows, k + kPrefetchRows, stop, inputs);
+                std::memcpy(gathered_.data() + k * inputs, rows.row(k, inputs), static_cast<size_t>(inputs) * sizeof(float));
+            }
+            input = gathered_.data() + block * inputs;
+        }
+        for (size_t l = 0; l < layers_.size(); ++l) {
+            const Layer& layer = layers_[l];
+            ConstMap in(input, count, layer.inputs);
+            ConstMap weight(parameters_.data() + layer.weight_offset, layer.outputs, layer.inputs);
+            Eigen::Map<const Eigen::RowVectorXf> bias(parameters_.data() + layer.bias_offset, layer.outputs);
+            Map out(activations_[l].data() + block * layer.outputs, count, layer.outputs);
+            out.noalias() = in * weight.transpose();
+            out.rowwise() += bias;
+            if (l + 1 < layers_.size()) out = out.cwiseMax(0.0f);
+            input = out.data();
+        }
+        finish_rows(activations_.back().data(), block, stop);
+    }
+}
+
+void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int64_t begin, int64_t end,
+                           float* gradient) {
+    const int64_t inputs = sizes_[0];
+    if (layers_.size() == 1) {
+        float* weight_grad = gradient + layers_[0].weight_offset;
+        std::fill(weight_grad, weight_grad + inputs, 0.0f);
+        float bias_grad = 0.0f;
+        for (int64_t k = begin; k < end; ++k) {
+            prefetch_row(rows, k + kPrefetchRows, end, inputs);
+            const float delta = output_delta(grad_outputs, k);
+            const float* x = rows.row(k, inputs);
+            for (int64_t j = 0; j < inputs; ++j) weight_grad[j] += delta * x[j];
+            bias_grad += delta;
+        }
+        gradient[layers_[0].bias_offset] = bias_grad;
+        return;
+    }
+    RowMatrix& top = deltas_.back();
+    for (int64_t k = begin; k < end; ++k) top(k, 0) = output_delta(grad_outputs, k);
+    for (size_t l = layers_.size(); l-- > 0;) {
+        const Layer& layer = layers_[l];
+        Map weight_grad(gradient + layer.weight_offset, layer.outputs, layer.inputs);
+        Eigen::Map<Eigen::RowVectorXf> bias_grad(gradient + layer.bias_offset, layer.outputs);
+        ConstMap weight(parameters_.data() + layer.weight_offset, layer.outputs, layer.inputs);
+        for (int64_t block = begin; block < end; block += kBlockRows) {
+            const int64_t count = std::min(end, block + kBlockRows) - block;
+            ConstMap delta(deltas_[l].data() + block * layer.outputs, count, layer.outputs);
+            const float* input = l > 0           ? activations_[l - 1].data() + block * layer.inputs
+                                 : rows.index    ? gathered_.data() + block * inputs
+                                                 : rows.data + block * inputs;
+            ConstMap in(input, count, layer.inputs);
+            if (block == begin) {
+                weight_grad.noalias() = delta.transpose() * in;
+                bias_grad = delta.colwise().sum();
+            } else {
+                weight_grad.noalias() += delta.transpose() * in;
+                bias_grad += delta.colwise().sum();
+            }
+            if (l == 0) continue;
+            Map below(deltas_[l - 1].data() + block * layer.inputs, count, layer.inputs);
+            below.noalias() = delta * weight;
+            // ReLU passes the gradient where its output was positive.
+            ConstMap above(activations_[l - 1].data() + block * layer.inputs, count, layer.inputs);
+            below = (above.array() > 0.0f).select(below, 0.0f);
+        }
+    }
+}
+
+const Eigen::VectorXf& Model::forward(const float* batch, int64_t rows) {
+    reserve(rows);
+    last_rows_ = BatchRows{batch, nullptr};
+    last_count_ = rows;
+    forward_shard(last_rows_, 0, rows);
+    batch_outputs_ = Eigen::Map<const Eigen::VectorXf>(output_values_.data(), rows);
+    batch_probabilities_ = Eigen::Map<const Eigen::VectorXf>(probabilities_.data(), rows);
+    return batch_outputs_;
 }
 
 void Model::backward(const float* grad_outputs) {
-    RowMatrix& top = deltas_.back();
-    top.resize(rows_, 1);
-    if (output_ == ModelOutput::kLogit) {
-        for (int64_t i = 0; i < rows_; ++i) top(i, 0) = grad_outputs[i];
-    } else {
-        // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
-        for (int64_t i = 0; i < rows_; ++i) {
-            const float p = probabilities_[i];
-            top(i, 0) = grad_outputs[i] * (p * (1.0f - p));
-        }
-    }
-    for (size_t l = layers_.size(); l-- > 0;) {
-        const Layer& layer = layers_[l];
-        const RowMatrix& delta = deltas_[l];
-        ConstMap in(l == 0 ? input_ : outputs_[l - 1].data(), rows_, layer.inputs);
-        Map weight_grad(gradients_.data() + layer.weight_offset, layer.outputs, layer.inputs);
-        Eigen::Map<Eigen::RowVectorXf> bias_grad(gradients_.data() + layer.bias_offset, layer.outputs);
-        weight_grad.noalias() = delta.transpose() * in;
-        bias_grad = delta.colwise().sum();
-        if (l == 0) break;
-        ConstMap weight(parameters_.data() + layer.weight_offset, layer.outputs, layer.inputs);
-        RowMatrix& below = deltas_[l - 1];
-        below.resize(rows_, layer.inputs);
-        below.noalias() = delta * weight;
-        // ReLU passes the gradient where its output was positive.
-        below = (outputs_[l - 1].array() > 0.0f).select(below, 0.0f);
-    }
+    backward_shard(last_rows_, grad_outputs, 0, last_count_, gradients_.data());
 }
 
 void Model::add_weight_decay(float decay) {
     if (decay == 0.0f) return;
-    for (const Layer& layer : layers_)
-        for (int64_t i = 0; i < layer.inputs * layer.outputs; ++i)
-            gradients_[layer.weight_offset + i] += decay * parameters_[layer.weight_offset + i];
+    for (size_t i = 0; i < parameters_.size(); ++i)
+        if (decayed_[i]) gradients_[i] += decay * parameters_[i];
 }
 
 }  // namespace train

@@ -2,6 +2,12 @@
 // sigmoid (the probability of label 1); with no hidden layer it is logistic regression.
 // Parameters and gradients live in one flat buffer each, so the optimizer and the
 // checkpoint see a single array.
+//
+// A training step works on shards: contiguous ranges of a batch's rows. forward_shard and
+// backward_shard read the parameters only and write rows [begin, end) of buffers sized
+// for the whole batch (reserve), plus the shard's own gradient, so different shards may
+// run on different threads at once. A shard's results depend only on its rows and its
+// position in the batch, never on which thread or process computes it.
 #pragma once
 
 #include <Eigen/Core>
@@ -18,6 +24,16 @@ namespace train {
 // last layer itself (for aclnnBinaryCrossEntropyWithLogits, which applies the sigmoid).
 enum class ModelOutput { kProbability, kLogit };
 
+// The samples of a batch: sample k is row index[k] of `data` (row-major, one column per
+// model input), or row k when index is null.
+struct BatchRows {
+    const float* data = nullptr;
+    const int64_t* index = nullptr;
+    const float* row(int64_t k, int64_t columns) const {
+        return data + (index ? index[k] : k) * columns;
+    }
+};
+
 class Model {
 public:
     Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output = ModelOutput::kProbability);
@@ -25,12 +41,30 @@ public:
     // He-uniform weights for ReLU layers, Glorot-uniform for the output, zero biases.
     void initialize(RandomStream& random);
 
-    // The model's outputs (probabilities or logits, as constructed) for `rows` row-major
-    // samples; the batch is kept for backward.
+    // Sizes the per-row buffers for batches of up to `rows` samples (the only allocation;
+    // shards never allocate).
+    void reserve(int64_t rows);
+    int64_t capacity() const { return capacity_; }
+
+    // The model's outputs (probabilities or logits) and probabilities for batch rows
+    // [begin, end) into outputs() and probabilities(). With an index, an MLP gathers its
+    // rows first (logistic regression reads them in place).
+    void forward_shard(const BatchRows& rows, int64_t begin, int64_t end);
+    // The gradient of the loss w.r.t. every parameter over rows [begin, end), from
+    // dLoss/dOutput of those rows (grad_outputs indexed by batch row), into `gradient`
+    // (parameters().size() floats, overwritten). Needs forward_shard of the same rows.
+    void backward_shard(const BatchRows& rows, const float* grad_outputs, int64_t begin, int64_t end,
+                        float* gradient);
+    // Per batch row, after forward_shard: what the loss takes, and sigmoid(logit).
+    const float* outputs() const { return output_values_.data(); }
+    const float* probabilities_data() const { return probabilities_.data(); }
+
+    // A whole batch on the calling thread (one shard), for tests and tools: the model's
+    // outputs for `rows` row-major samples; the batch is kept for backward.
     const Eigen::VectorXf& forward(const float* batch, int64_t rows);
     // Probabilities of label 1 of the last forward batch, 1 / (1 + exp(-logit)) in either
     // kind, for predictions and metrics.
-    const Eigen::VectorXf& probabilities() const { return probabilities_; }
+    const Eigen::VectorXf& probabilities() const { return batch_probabilities_; }
     // Gradients of the loss w.r.t. every parameter, from dLoss/dOutput of the last forward
     // batch: dLoss/dProbability (what aclnnBinaryCrossEntropyBackward returns) or
     // dLoss/dLogit (what aclnnBinaryCrossEntropyWithLogitsBackward returns).
@@ -38,9 +72,12 @@ public:
     ModelOutput output() const { return output_; }
     // Adds decay * W to the weight gradients (L2 regularization; biases are left alone).
     void add_weight_decay(float decay);
+    // True for the parameters that weight decay applies to (weights, not biases).
+    const std::vector<uint8_t>& decayed() const { return decayed_; }
 
     std::vector<float>& parameters() { return parameters_; }
     const std::vector<float>& parameters() const { return parameters_; }
+    std::vector<float>& gradients() { return gradients_; }
     const std::vector<float>& gradients() const { return gradients_; }
     const std::vector<int64_t>& layer_sizes() const { return sizes_; }
 
@@ -56,18 +93,28 @@ private:
         size_t bias_offset;
     };
 
+    void finish_rows(const float* logits, int64_t begin, int64_t end);
+    float output_delta(const float* grad_outputs, int64_t k) const;
+
     ModelOutput output_;
     std::vector<int64_t> sizes_;  // inputs, hidden..., 1
     std::vector<Layer> layers_;
     std::vector<float> parameters_;
     std::vector<float> gradients_;
-    // Work buffers, reused across batches: layer outputs (after ReLU), their gradients.
-    std::vector<RowMatrix> outputs_;
+    std::vector<uint8_t> decayed_;
+    // Per batch row, reused across batches: the gathered inputs (MLP with an index), layer
+    // outputs (after ReLU), their gradients, the model's outputs and probabilities.
+    int64_t capacity_ = 0;
+    RowMatrix gathered_;
+    std::vector<RowMatrix> activations_;
     std::vector<RowMatrix> deltas_;
-    Eigen::VectorXf logits_;
-    Eigen::VectorXf probabilities_;
-    const float* input_ = nullptr;
-    int64_t rows_ = 0;
+    std::vector<float> output_values_;
+    std::vector<float> probabilities_;
+    // forward()/backward(): the last whole batch.
+    Eigen::VectorXf batch_outputs_;
+    Eigen::VectorXf batch_probabilities_;
+    BatchRows last_rows_;
+    int64_t last_count_ = 0;
 };
 
 }  // namespace train

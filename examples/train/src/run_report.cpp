@@ -154,6 +154,9 @@ std::string summary_text(const RunSummary& s) {
     if (s.samples_trained > 0)
         text += fmt::format("Training throughput: {:.0f} samples/s ({} samples in {:.3f} s) on {}\n",
                             s.samples_per_second, s.samples_trained, s.train_seconds, s.backend);
+    if (s.processes > 1 && s.steps > 0)
+        text += fmt::format("Data-parallel over {} processes: combine {:.3f} s of the training time ({:.1f} us per step)\n",
+                            s.processes, s.combine_seconds, 1e6 * s.combine_seconds / static_cast<double>(s.steps));
     return text;
 }
 
@@ -163,11 +166,13 @@ std::string summary_json(const RunSummary& s) {
         "{{\n  \"backend\": {},\n  \"data\": {},\n  \"model\": {},\n  \"epochs\": {},\n"
         "  \"test_accuracy\": {},\n  \"test_loss\": {},\n  \"test_roc_auc\": {},\n"
         "  \"confusion_matrix\": {{\"labels\": [{}, {}], \"rows_actual_columns_predicted\": [[{}, {}], [{}, {}]]}},\n"
-        "  \"samples_trained\": {},\n  \"train_seconds\": {},\n  \"train_samples_per_second\": {}\n}}\n",
+        "  \"samples_trained\": {},\n  \"train_seconds\": {},\n  \"train_samples_per_second\": {},\n"
+        "  \"processes\": {},\n  \"host_threads\": {},\n  \"steps\": {},\n  \"combine_seconds\": {}\n}}\n",
         json_string(s.backend), json_string(s.data), json_string(s.model), s.last.epoch,
         json_number(s.confusion.accuracy()), json_number(s.last.test_loss), json_number(s.last.test_roc_auc),
         json_string(s.label_names[0]), json_string(s.label_names[1]), c[0][0], c[0][1], c[1][0], c[1][1],
-        s.samples_trained, json_number(s.train_seconds), json_number(s.samples_per_second));
+        s.samples_trained, json_number(s.train_seconds), json_number(s.samples_per_second), s.processes,
+        s.host_threads, s.steps, json_number(s.combine_seconds));
 }
 
 }  // namespace train

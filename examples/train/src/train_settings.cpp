@@ -153,6 +153,7 @@ const std::map<std::string, KeyReader>& key_readers() {
         {"optimizer.weight_decay", [](const KeyContext& c, TrainSettings& s) { s.weight_decay = c.number(0, false); }},
         {"train.epochs", [](const KeyContext& c, TrainSettings& s) { s.epochs = c.whole(1); }},
         {"train.batch_size", [](const KeyContext& c, TrainSettings& s) { s.batch_size = c.whole(1); }},
+        {"train.threads", [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0); }},
         {"train.seed", [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
         {"train.class_weights", [](const KeyContext& c, TrainSettings& s) {
              std::string spec;

@@ -10,7 +10,15 @@
 #include <optional>
 #include <stdexcept>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstring>
+
 #include "checkpoint.h"
+#include "communicator.h"
 #include "classification_metrics.h"
 #include "dataset.h"
 #include "device_loss.h"
@@ -87,10 +95,53 @@ void install_stop_handlers() {
     sigaction(SIGTERM, &action, nullptr);
 }
 
+int64_t shard_rows(int64_t batch_size) {
+    const int64_t per_shard = (batch_size + kMaxShards - 1) / kMaxShards;
+    return std::max<int64_t>(64, (per_shard + 63) / 64 * 64);
+}
+
+namespace {
+
+// What a shard sends to the combine: its loss sum, correct count and gradient. Each
+// process's part of the combine starts with a header carrying its stop request.
+struct ShardRecordLayout {
+    int64_t parameters = 0;
+    int64_t bytes = 0;  // a multiple of 8
+    explicit ShardRecordLayout(int64_t parameter_count)
+        : parameters(parameter_count), bytes(16 + (4 * parameter_count + 7) / 8 * 8) {}
+};
+constexpr int64_t kHeaderBytes = 16;
+
+struct ShardRecord {
+    double* loss_sum;
+    int64_t* correct;
+    float* gradient;
+};
+
+ShardRecord record_at(char* base) {
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<float*>(base + 16)};
+}
+
+// The shards [first, last) of a batch's `count` that rank r of n takes: contiguous, as
+// even as they divide.
+std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
+    return {count * rank / ranks, count * (rank + 1) / ranks};
+}
+
+}  // namespace
+
 int run_training(const RunRequest& request) {
     const TrainSettings& settings = request.settings;
-    std::filesystem::create_directories(settings.output_dir);
+    std::optional<Communicator> alone;
+    if (!request.communicator) alone.emplace(nullptr, nullptr);
+    Communicator& comm = request.communicator ? *request.communicator : *alone;
+    const bool leader = comm.rank() == 0;
+    const int ranks = comm.size();
+    if (leader) std::filesystem::create_directories(settings.output_dir);
     const auto checkpoint_path = settings.output_dir / "checkpoint.bin";
+    const int host_threads = settings.threads > 0 ? static_cast<int>(settings.threads)
+                                                  : tbb::this_task_arena::max_concurrency();
+    tbb::task_arena arena(host_threads);
 
     // Data: load or generate, split, standardize with the training split's statistics.
     const auto load_start = Clock::now();
@@ -127,6 +178,8 @@ int run_training(const RunRequest& request) {
     const RunIdentity identity{trajectory_settings(settings), fingerprint, model.layer_sizes()};
 
     const int64_t batch_size = std::min(settings.batch_size, train_rows);
+    const int64_t rows_per_shard = shard_rows(batch_size);
+    const int64_t max_shards = (batch_size + rows_per_shard - 1) / rows_per_shard;
 
     TrainingState state;
     if (request.resume_from) {
@@ -146,46 +199,73 @@ int run_training(const RunRequest& request) {
             throw std::runtime_error(fmt::format("checkpoint '{}' holds an optimizer or random state that does not "
                                                  "fit this run",
                                                  request.resume_from->string()));
-        fmt::print("Resumed from {} at epoch {} batch {}\n", request.resume_from->string(), state.epochs_done + 1,
-                   state.batches_done);
+        if (leader)
+            fmt::print("Resumed from {} at epoch {} batch {}\n", request.resume_from->string(), state.epochs_done + 1,
+                       state.batches_done);
     }
 
     const std::string model_text = settings.model_kind == "logistic"
                                        ? fmt::format("logistic regression ({} inputs)", features)
                                        : fmt::format("MLP {}", fmt::join(model.layer_sizes(), "-"));
-    fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n", split.train.description,
-               train_rows, test_rows, class_weights.first, class_weights.second, seconds_since(load_start));
-    fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text,
-               model.parameters().size(), settings.optimizer, settings.learning_rate, settings.batch_size,
-               request.backend);
-    fmt::print("Loss: {} ({}), pos_weight {}\n", settings.loss,
-               loss_kind_used == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
-                                                          : "aclnnBinaryCrossEntropy on probabilities",
-               pos_weight ? fmt::format("{:.4g}{}", *pos_weight,
-                                        loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
-                          : std::string("none"));
+    if (leader) {
+        fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n",
+                   split.train.description, train_rows, test_rows, class_weights.first, class_weights.second,
+                   seconds_since(load_start));
+        fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text,
+                   model.parameters().size(), settings.optimizer, settings.learning_rate, settings.batch_size,
+                   request.backend);
+        fmt::print("Loss: {} ({}), pos_weight {}\n", settings.loss,
+                   loss_kind_used == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
+                                                              : "aclnnBinaryCrossEntropy on probabilities",
+                   pos_weight ? fmt::format("{:.4g}{}", *pos_weight,
+                                            loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
+                              : std::string("none"));
+        fmt::print("Parallel: {} process{} x {} host thread{}; {} shard{} of {} rows per batch\n", ranks,
+                   ranks > 1 ? "es" : "", host_threads, host_threads > 1 ? "s" : "", max_shards,
+                   max_shards > 1 ? "s" : "", std::min(rows_per_shard, batch_size));
+        std::fflush(stdout);
+    }
 
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
-    DeviceBceLoss loss(std::max(batch_size, evaluation_chunk), loss_kind_used,
+    const int64_t capacity = std::max(batch_size, evaluation_chunk);
+    DeviceBceLoss loss(capacity, loss_kind_used,
                        loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt);
+    model.reserve(capacity);
 
     // Buffers reused by every batch: no allocation inside the loop.
-    FeatureMatrix batch(batch_size, features);
-    Eigen::VectorXf batch_targets(batch_size), batch_weights(batch_size), grad_outputs(batch_size);
-    Eigen::VectorXf test_scores(test_rows);
+    std::vector<float> batch_targets(static_cast<size_t>(capacity)), batch_weights(static_cast<size_t>(capacity));
+    std::vector<float> sample_losses(static_cast<size_t>(capacity)), grad_outputs(static_cast<size_t>(capacity));
+    std::vector<float> test_scores(static_cast<size_t>(test_rows));
     std::vector<int64_t> order(static_cast<size_t>(train_rows));
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
+    const ShardRecordLayout layout(static_cast<int64_t>(model.parameters().size()));
+    // The combine: this process's header and shard records, then everyone's.
+    std::vector<double> send_storage(static_cast<size_t>((kHeaderBytes + max_shards * layout.bytes) / 8));
+    std::vector<double> receive_storage(ranks > 1 ? static_cast<size_t>((ranks * kHeaderBytes + max_shards * layout.bytes) / 8)
+                                                  : 0);
+    std::vector<int64_t> part_bytes(static_cast<size_t>(ranks)), part_offsets(static_cast<size_t>(ranks));
+    const size_t parameter_count = model.parameters().size();
+    const auto parameter_ranges = tbb::blocked_range<size_t>(0, parameter_count, 2048);
 
     const auto evaluate_test = [&]() {
         TestEvaluation result;
         double loss_sum = 0;
         for (int64_t start = 0; start < test_rows; start += evaluation_chunk) {
             const int64_t rows = std::min(evaluation_chunk, test_rows - start);
-            const Eigen::VectorXf& outputs = model.forward(split.test.features.row(start).data(), rows);
-            test_scores.segment(start, rows) = model.probabilities();
-            loss_sum += static_cast<double>(loss.run(outputs.data(), split.test.labels.data() + start,
-                                                     test_weights.data() + start, rows, nullptr)) *
-                        static_cast<double>(rows);
+            const BatchRows chunk{split.test.features.row(start).data(), nullptr};
+            // Fixed pieces, so that no row's arithmetic depends on how the threads split the work.
+            constexpr int64_t kPiece = 4096;
+            arena.execute([&] {
+                tbb::parallel_for(tbb::blocked_range<int64_t>(0, (rows + kPiece - 1) / kPiece, 1),
+                                  [&](const tbb::blocked_range<int64_t>& r) {
+                                      for (int64_t piece = r.begin(); piece < r.end(); ++piece)
+                                          model.forward_shard(chunk, piece * kPiece, std::min(rows, (piece + 1) * kPiece));
+                                  });
+            });
+            std::copy(model.probabilities_data(), model.probabilities_data() + rows, test_scores.data() + start);
+            loss.run_samples(model.outputs(), split.test.labels.data() + start, test_weights.data() + start, rows,
+                             sample_losses.data(), nullptr, 0.0f);
+            for (int64_t i = 0; i < rows; ++i) loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(i)]);
         }
         result.loss = loss_sum / static_cast<double>(test_rows);
         result.confusion.add(test_scores.data(), split.test.labels.data(), test_rows);
@@ -193,6 +273,7 @@ int run_training(const RunRequest& request) {
         return result;
     };
     const auto save_checkpoint = [&]() {
+        if (!leader) return;
         state.parameters = model.parameters();
         state.optimizer_kind = optimizer.kind();
         state.optimizer_steps = optimizer.steps();
@@ -201,15 +282,123 @@ int run_training(const RunRequest& request) {
         write_checkpoint(checkpoint_path, identity, state);
     };
     const auto write_outputs = [&]() {
+        if (!leader) return;
         write_file_atomically(settings.output_dir / "metrics.csv", metrics_csv(state.history));
         write_file_atomically(settings.output_dir / "training_curves.svg",
                               training_curves_svg(state.history, fmt::format("{} on {}", model_text,
                                                                              split.train.description)));
     };
 
+    // One step over batch rows [first, first + rows) of `order`: this process's shards
+    // forward, the loss and its gradient on the device, backward; then every shard's
+    // record combined in shard order into the gradient, the loss sum and the correct count.
+    // Returns the stop request agreed by every process (0: none, else a signal number).
+    std::vector<const char*> shard_pointers;
+    shard_pointers.reserve(static_cast<size_t>(max_shards));
+    std::vector<float>& gradient = model.gradients();
+    const std::vector<uint8_t>& decayed = model.decayed();
+    const float weight_decay = static_cast<float>(settings.weight_decay);
+    const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
+        const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
+        const auto [own_first, own_last] = shards_of_rank(shards, comm.rank(), ranks);
+        const int64_t own_begin = own_first * rows_per_shard;
+        const int64_t own_end = std::min(own_last * rows_per_shard, rows);
+        const BatchRows batch{split.train.features.data(), order.data() + first};
+        char* send = reinterpret_cast<char*>(send_storage.data());
+        std::memcpy(send, &stop_request, sizeof(stop_request));
+        arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(own_first, own_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                for (int64_t s = r.begin(); s < r.end(); ++s) {
+                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                    for (int64_t k = begin; k < end; ++k) {
+                        const int64_t source = batch.index[k];
+                        batch_targets[static_cast<size_t>(k)] = split.train.labels[source];
+                        batch_weights[static_cast<size_t>(k)] = train_weights[source];
+                    }
+                    model.forward_shard(batch, begin, end);
+                }
+            });
+        });
+        if (own_end > own_begin)
+            loss.run_samples(model.outputs() + own_begin, batch_targets.data() + own_begin,
+                             batch_weights.data() + own_begin, own_end - own_begin, sample_losses.data() + own_begin,
+                             grad_outputs.data() + own_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
+        arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(own_first, own_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                for (int64_t s = r.begin(); s < r.end(); ++s) {
+                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                    const ShardRecord record = record_at(send + kHeaderBytes + (s - own_first) * layout.bytes);
+                    double loss_sum = 0;
+                    int64_t correct = 0;
+                    const float* probabilities = model.probabilities_data();
+                    for (int64_t k = begin; k < end; ++k) {
+                        loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(k)]);
+                        // Predictions: sigmoid(logit) >= 0.5 with either loss.
+                        correct += (probabilities[k] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
+                    }
+                    *record.loss_sum = loss_sum;
+                    *record.correct = correct;
+                    model.backward_shard(batch, grad_outputs.data(), begin, end, record.gradient);
+                }
+            });
+        });
+        // Everyone's records, in rank order, which is shard order.
+        const char* gathered = send;
+        if (ranks > 1) {
+            int64_t offset = 0;
+            for (int r = 0; r < ranks; ++r) {
+                const auto [f, l] = shards_of_rank(shards, r, ranks);
+                part_bytes[static_cast<size_t>(r)] = kHeaderBytes + (l - f) * layout.bytes;
+                part_offsets[static_cast<size_t>(r)] = offset;
+                offset += part_bytes[static_cast<size_t>(r)];
+            }
+            comm.all_gather(send, part_bytes[static_cast<size_t>(comm.rank())], receive_storage.data(), part_bytes);
+            gathered = reinterpret_cast<const char*>(receive_storage.data());
+        }
+        int64_t agreed_stop = 0;
+        std::vector<const char*>& records = shard_pointers;
+        records.clear();
+        for (int r = 0; r < ranks; ++r) {
+            const char* part = gathered + part_offsets[static_cast<size_t>(r)];
+            int64_t request_of_rank = 0;
+            std::memcpy(&request_of_rank, part, sizeof(request_of_rank));
+            agreed_stop = std::max(agreed_stop, request_of_rank);
+            const auto [f, l] = shards_of_rank(shards, r, ranks);
+            for (int64_t s = f; s < l; ++s) records.push_back(part + kHeaderBytes + (s - f) * layout.bytes);
+        }
+        for (const char* record : records) {
+            double loss_sum = 0;
+            int64_t correct = 0;
+            std::memcpy(&loss_sum, record, sizeof(loss_sum));
+            std::memcpy(&correct, record + 8, sizeof(correct));
+            state.partial_loss_sum += loss_sum;
+            state.partial_correct += correct;
+        }
+        state.partial_seen += rows;
+        float* parameters = model.parameters().data();
+        optimizer.begin_step();
+        arena.execute([&] {
+            tbb::parallel_for(parameter_ranges, [&](const tbb::blocked_range<size_t>& r) {
+                for (size_t i = r.begin(); i < r.end(); ++i) {
+                    double sum = 0;
+                    for (const char* record : records) {
+                        float value;
+                        std::memcpy(&value, record + 16 + 4 * i, sizeof(value));
+                        sum += static_cast<double>(value);
+                    }
+                    gradient[i] = static_cast<float>(sum);
+                    if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
+                }
+                optimizer.update(parameters, gradient.data(), r.begin(), r.end());
+            });
+        });
+        return agreed_stop;
+    };
+
     int64_t samples_trained = 0;
     int64_t batches_run = 0;
     double train_seconds = 0;
+    int64_t stop = 0;  // agreed by every process at the last step
     for (int64_t epoch = state.epochs_done + 1; epoch <= settings.epochs; ++epoch) {
         // The epoch's order comes from the stream state saved at its start, so a resumed
         // epoch replays the same order and skips the batches already done.
@@ -221,43 +410,30 @@ int run_training(const RunRequest& request) {
             state.partial_correct = 0;
             state.partial_seen = 0;
         }
-        ProgressBar progress(batches_per_epoch);
+        ProgressBar progress(leader ? batches_per_epoch : 0);
         const auto epoch_start = Clock::now();
         int64_t epoch_samples = 0;
         for (int64_t b = state.batches_done; b < batches_per_epoch; ++b) {
             const int64_t first = b * batch_size;
             const int64_t rows = std::min(batch_size, train_rows - first);
-            for (int64_t i = 0; i < rows; ++i) {
-                const int64_t source = order[static_cast<size_t>(first + i)];
-                batch.row(i) = split.train.features.row(source);
-                batch_targets[i] = split.train.labels[source];
-                batch_weights[i] = train_weights[source];
-            }
-            const Eigen::VectorXf& outputs = model.forward(batch.data(), rows);
-            const float batch_loss =
-                loss.run(outputs.data(), batch_targets.data(), batch_weights.data(), rows, grad_outputs.data());
-            // Predictions: sigmoid(logit) >= 0.5 with either loss.
-            const Eigen::VectorXf& probabilities = model.probabilities();
-            for (int64_t i = 0; i < rows; ++i) state.partial_correct += (probabilities[i] >= 0.5f) == (batch_targets[i] == 1.0f);
-            state.partial_loss_sum += static_cast<double>(batch_loss) * static_cast<double>(rows);
-            state.partial_seen += rows;
-            model.backward(grad_outputs.data());
-            model.add_weight_decay(static_cast<float>(settings.weight_decay));
-            optimizer.step(model.parameters(), model.gradients());
-            epoch_samples += rows;
             ++batches_run;
+            // A signal, or the test's simulated one; every process learns of any at this step.
+            const bool simulated = request.interrupt_after_batches > 0 && batches_run == request.interrupt_after_batches;
+            const int64_t request_here = g_stop_signal != 0 ? g_stop_signal : simulated ? SIGINT : 0;
+            stop = train_step(first, rows, request_here);
+            epoch_samples += rows;
             progress.update(b + 1, epoch);
 
-            const bool simulated = request.interrupt_after_batches > 0 && batches_run == request.interrupt_after_batches;
-            if ((g_stop_signal != 0 || simulated) && b + 1 < batches_per_epoch) {
+            if (stop != 0 && b + 1 < batches_per_epoch) {
                 progress.clear();
                 state.batches_done = b + 1;
                 state.epochs_done = epoch - 1;
                 save_checkpoint();
-                const int code = g_stop_signal == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
-                fmt::print("Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
-                           "Continue with --resume.\n",
-                           epoch, b + 1, batches_per_epoch, checkpoint_path.string());
+                const int code = stop == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
+                if (leader)
+                    fmt::print("Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
+                               "Continue with --resume.\n",
+                               epoch, b + 1, batches_per_epoch, checkpoint_path.string());
                 return code;
             }
         }
@@ -266,39 +442,43 @@ int run_training(const RunRequest& request) {
         train_seconds += epoch_seconds;
         samples_trained += epoch_samples;
 
-        const TestEvaluation test = evaluate_test();
         EpochMetrics metrics;
         metrics.epoch = epoch;
         metrics.train_loss = state.partial_loss_sum / static_cast<double>(state.partial_seen);
         metrics.train_accuracy = static_cast<double>(state.partial_correct) / static_cast<double>(state.partial_seen);
-        metrics.test_loss = test.loss;
-        metrics.test_accuracy = test.confusion.accuracy();
-        metrics.test_roc_auc = test.roc_auc;
+        if (leader) {
+            const TestEvaluation test = evaluate_test();
+            metrics.test_loss = test.loss;
+            metrics.test_accuracy = test.confusion.accuracy();
+            metrics.test_roc_auc = test.roc_auc;
+        }
         state.history.push_back(metrics);
         state.epochs_done = epoch;
         state.batches_done = 0;
         state.epoch_start_random = shuffle_random.state();  // where the next epoch starts
         write_outputs();
-        fmt::print("epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  AUC {:.4f}"
-                   "  |  {} samples/s\n",
-                   epoch, settings.epochs, metrics.train_loss, 100 * metrics.train_accuracy, metrics.test_loss,
-                   100 * metrics.test_accuracy, metrics.test_roc_auc,
-                   rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0));
-        std::fflush(stdout);
+        if (leader) {
+            fmt::print("epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  AUC {:.4f}"
+                       "  |  {} samples/s\n",
+                       epoch, settings.epochs, metrics.train_loss, 100 * metrics.train_accuracy, metrics.test_loss,
+                       100 * metrics.test_accuracy, metrics.test_roc_auc,
+                       rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0));
+            std::fflush(stdout);
+        }
 
-        const bool stop = g_stop_signal != 0 ||
-                          (request.interrupt_after_batches > 0 && batches_run >= request.interrupt_after_batches);
         const bool periodic = settings.checkpoint_every > 0 && epoch % settings.checkpoint_every == 0;
-        if (periodic || stop || epoch == settings.epochs) save_checkpoint();
-        if (stop && epoch < settings.epochs) {
-            fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n", epoch,
-                       checkpoint_path.string());
-            return g_stop_signal == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
+        if (periodic || stop != 0 || epoch == settings.epochs) save_checkpoint();
+        if (stop != 0 && epoch < settings.epochs) {
+            if (leader)
+                fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n", epoch,
+                           checkpoint_path.string());
+            return stop == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
         }
     }
 
     // The summary describes the final model, also when a resumed run had nothing left to do.
     if (state.history.empty()) throw std::runtime_error("no epoch was trained");
+    if (!leader) return kRunFinished;
     write_outputs();
     const TestEvaluation final_test = evaluate_test();
     RunSummary summary;
@@ -311,6 +491,10 @@ int run_training(const RunRequest& request) {
     summary.samples_trained = samples_trained;
     summary.train_seconds = train_seconds;
     summary.samples_per_second = train_seconds > 0 ? static_cast<double>(samples_trained) / train_seconds : 0;
+    summary.processes = ranks;
+    summary.host_threads = host_threads;
+    summary.steps = batches_run;
+    summary.combine_seconds = comm.combine_seconds();
     write_file_atomically(settings.output_dir / "summary.json", summary_json(summary));
     fmt::print("\n{}", summary_text(summary));
     fmt::print("Outputs in {}: metrics.csv, training_curves.svg, summary.json, checkpoint.bin, config.yaml\n",

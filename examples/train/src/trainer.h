@@ -11,6 +11,16 @@
 
 namespace train {
 
+class Communicator;
+
+// A batch is cut into shards of this many rows (the last may be shorter): at most
+// kMaxShards per batch, a multiple of 64 rows (or the whole batch when it is smaller).
+// It depends on the batch size only, never on the number of processes or threads; each
+// shard's loss sum, correct count and gradient are computed alone and combined in shard
+// order, which is why a run gives the same bytes whatever processes and threads do it.
+constexpr int64_t kMaxShards = 256;
+int64_t shard_rows(int64_t batch_size);
+
 struct RunRequest {
     TrainSettings settings;
     std::string backend;                             // for the report
@@ -18,6 +28,9 @@ struct RunRequest {
     // Stop as SIGINT would after this many batches of this process (0: never); lets the
     // tests interrupt a run at a known point.
     int64_t interrupt_after_batches = 0;
+    // The processes of a data-parallel run (null: this process alone). Rank 0 prints and
+    // writes the outputs and checkpoints; every rank trains its part of every batch.
+    Communicator* communicator = nullptr;
 };
 
 // Exit codes of a run.

@@ -140,7 +140,6 @@ std::optional<PluginLibrary> load_backend(const std::string& name,
             error = fmt::format("backend name '{}' refused: a plugin name holds no '..', backslash or control "
                                 "character (a path to a file holds a '/')",
                                 name);
-            log().error("{}", error);
             return std::nullopt;
         }
         for (const auto& candidate_folder : search_path) {
@@ -167,20 +166,15 @@ std::optional<PluginLibrary> load_backend(const std::string& name,
         if (!allow_insecure) {
             error = fmt::format("plugin '{}' refused: {}; allow_insecure_plugins: true turns this check off",
                                 file.string(), fault);
-            log().error("{}", error);
             return std::nullopt;
         }
         log().warn("plugin '{}' loaded although {}: allow_insecure_plugins is set", file.string(), fault);
     }
     auto library = PluginLibrary::load(real_file, error);
-    if (!library) {
-        log().error("{}", error);
-        return std::nullopt;
-    }
+    if (!library) return std::nullopt;
     const std::string declared = library->table().name;
     if (!is_path && declared != name) {
         error = fmt::format("'{}' calls itself '{}', not '{}'", file.string(), declared, name);
-        log().error("{}", error);
         return std::nullopt;
     }
     return library;

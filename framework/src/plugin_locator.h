@@ -28,7 +28,7 @@ std::vector<std::string> available_backends(const std::vector<std::filesystem::p
 // symlink that stays in its folder. With allow_insecure a failed check is a logged
 // warning instead. A name holding '..' or a backslash is refused either way. A found file
 // that is refused or is not a good plugin is an error, never skipped silently for a later
-// one; the refusal is also logged, in one line.
+// one; error receives one line naming the file and the reason, for the caller to report.
 std::optional<PluginLibrary> load_backend(const std::string& name,
                                           const std::vector<std::filesystem::path>& search_path,
                                           bool allow_insecure, std::string& error);

@@ -43,9 +43,10 @@ aclnnStatus aclnn_status_from(nnplug_status status) {
     }
 }
 
-Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices)
+Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices,
+                 std::unique_ptr<OpRouting> routing)
     : config_(std::move(config)), library_(std::move(library)), devices_(std::move(devices)),
-      generation_(++runtime_generations), allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
+      routing_(std::move(routing)), generation_(++runtime_generations), allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
 
 Runtime::~Runtime() {
     const auto& device = device_table();
@@ -60,6 +61,7 @@ Runtime::~Runtime() {
     for (aclOpExecutor* executor : consumed_executors_) delete executor;
     for (void* pointer : host_allocations_) std::free(pointer);
     for (const DeviceContext& each : devices_) plugin().destroy(each.context);
+    routing_.reset();  // the routed backends' contexts, once no plan of theirs is left
 }
 
 int32_t Runtime::current_device() const {
@@ -262,8 +264,7 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
 }
 
 void Runtime::release_plan(aclOpExecutor& executor) {
-    if (executor.plan != nullptr && executor.op->release != nullptr)
-        executor.op->release(context(executor.device), executor.plan);
+    if (executor.plan != nullptr && executor.op->release != nullptr) executor.op->release(executor.context, executor.plan);
     executor.plan = nullptr;
 }
 

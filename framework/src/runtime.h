@@ -1,5 +1,6 @@
-// The process-wide runtime between aclInit and aclFinalize: the loaded backend, one
-// context per device it drives, streams, host allocations and live executors.
+// The process-wide runtime between aclInit and aclFinalize: the device's backend, one
+// context per device it drives, the backends ops are routed to, streams, host
+// allocations and live executors.
 #pragma once
 
 #include <acl/acl_base.h>
@@ -18,7 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend_setup.h"
 #include "error_state.h"
+#include "op_routing.h"
 #include "plugin_library.h"
 #include "runtime_config.h"
 
@@ -27,6 +30,8 @@ struct aclOpExecutor {
     nnplug_op_desc desc{};
     const nnplug_op_i* op = nullptr;
     void* plan = nullptr;           // the backend's; released once, at consumption or destruction
+    void* context = nullptr;        // the context op and plan belong to
+    nnplug::RoutedBackend* routed = nullptr;  // the backend the op is routed to; null: the device's
     int32_t device = 0;             // the device current when it was made
     const char* api = "";           // the second-phase entry point that may run it
     uint64_t workspace_bytes = 0;
@@ -46,15 +51,11 @@ constexpr size_t kMaxAllocationBytes = size_t{1} << 48;
 aclError acl_error_from(nnplug_status status);
 aclnnStatus aclnn_status_from(nnplug_status status);
 
-// One device the backend drives: its context and default stream.
-struct DeviceContext {
-    void* context = nullptr;
-    void* default_stream = nullptr;
-};
-
 class Runtime {
 public:
-    Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices);
+    // devices: one context per device `library` drives; routing: the other backends.
+    Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices,
+            std::unique_ptr<OpRouting> routing);
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
@@ -62,6 +63,7 @@ public:
     const nnplug_plugin& plugin() const { return library_.table(); }
     const nnplug_device_i& device_table() const { return *library_.table().device; }
     const RuntimeConfig& config() const { return config_; }
+    OpRouting& routing() { return *routing_; }
 
     // Devices: the count the backend reported, and the calling host thread's current one.
     uint32_t device_count() const { return static_cast<uint32_t>(devices_.size()); }
@@ -116,6 +118,7 @@ private:
     RuntimeConfig config_;
     PluginLibrary library_;
     std::vector<DeviceContext> devices_;
+    std::unique_ptr<OpRouting> routing_;  // destroyed before library_, after every plan is released
     uint64_t generation_;  // tells this runtime's thread-local current device from a past one's
 
     std::mutex streams_mutex_;

@@ -2,8 +2,10 @@
 
 #include <acl/acl_base.h>
 #include <fmt/format.h>
+#include <nnplug/plugin.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "logging.h"
@@ -14,8 +16,8 @@ namespace {
 
 // Keys of the top level. `application` belongs to the host program (for example the
 // training example's settings) and is not read by the runtime.
-const std::vector<std::string> kTopLevelKeys = {"backend", "log_level", "plugin_paths", "allow_insecure_plugins",
-                                                "backends", "application"};
+const std::vector<std::string> kTopLevelKeys = {"backend", "ops", "fallback", "log_level", "plugin_paths",
+                                                "allow_insecure_plugins", "backends", "application"};
 
 // Thrown inside this file only, turned into a ConfigError at the boundary.
 struct ParseFailure {
@@ -51,6 +53,35 @@ void read_backend_options(const std::string& file, const YAML::Node& backends, R
     }
 }
 
+// A backend named by a path is relative to the config file, like plugin_paths, not to the
+// working directory; a name (no '/') stays as written.
+std::string backend_reference(const std::filesystem::path& folder, const std::string& text) {
+    const std::filesystem::path path = text;
+    if (text.find('/') != std::string::npos && path.is_relative()) return (folder / path).string();
+    return text;
+}
+
+// ops: {aclnnName: backend, ...}, each name one of the ops this runtime has.
+void read_op_routes(const std::string& file, const std::filesystem::path& folder, const YAML::Node& ops,
+                    RuntimeConfig& config) {
+    if (ops.IsNull()) return;
+    if (!ops.IsMap())
+        throw ParseFailure{fmt::format("{}: key 'ops' must map aclnn op names to backends", where(file, ops.Mark()))};
+    std::vector<std::string> known;
+    for (int kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind) known.emplace_back(nnplug_op_api_name(kind));
+    for (const auto& entry : ops) {
+        const std::string op = entry.first.Scalar();
+        if (std::find(known.begin(), known.end(), op) == known.end())
+            throw ParseFailure{fmt::format("{}: key 'ops' names '{}', which is not an op of this runtime{}",
+                                           where(file, entry.first.Mark()), op, did_you_mean(op, known))};
+        const std::string backend = scalar(file, entry.second, "ops." + op);
+        if (backend.empty())
+            throw ParseFailure{
+                fmt::format("{}: key 'ops.{}' names no backend", where(file, entry.second.Mark()), op)};
+        config.op_backends[op] = backend_reference(folder, backend);
+    }
+}
+
 void read_document(const std::string& file, const YAML::Node& root, RuntimeConfig& config) {
     if (root.IsNull()) return;  // an empty file keeps every default
     if (!root.IsMap())
@@ -61,11 +92,15 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
         const std::string key = entry.first.Scalar();
         const YAML::Node& value = entry.second;
         if (key == "backend") {
-            // A path is relative to this file, like plugin_paths, not to the working directory.
-            config.backend = scalar(file, value, key);
-            const std::filesystem::path path = config.backend;
-            if (config.backend.find('/') != std::string::npos && path.is_relative())
-                config.backend = (folder / path).string();
+            config.backend = backend_reference(folder, scalar(file, value, key));
+        } else if (key == "ops") {
+            read_op_routes(file, folder, value, config);
+        } else if (key == "fallback") {
+            const std::string fallback = scalar(file, value, key);
+            if (fallback.empty())
+                throw ParseFailure{fmt::format("{}: key 'fallback' is empty; name a backend, or none",
+                                               where(file, value.Mark()))};
+            config.fallback = fallback == "none" ? "" : backend_reference(folder, fallback);
         } else if (key == "allow_insecure_plugins") {
             const std::string text = scalar(file, value, key);
             if (text != "true" && text != "false")

@@ -1,5 +1,5 @@
-// nnplug's YAML configuration: which backend, logging, plugin search paths, plugin trust
-// and per-backend options.
+// nnplug's YAML configuration: which backend, per-op routing and fallback, logging, plugin
+// search paths, plugin trust and per-backend options.
 #pragma once
 
 #include <filesystem>
@@ -23,6 +23,12 @@ struct RuntimeConfig {
     std::vector<std::filesystem::path> plugin_paths;  // made absolute against the file's folder
     bool allow_insecure_plugins = false;               // skip the ownership and permission checks
     std::map<std::string, std::vector<BackendOption>> backend_options;
+    // Per-op routing: an op's aclnn name -> the backend that runs it instead of `backend`
+    // (a name or a path, like `backend`).
+    std::map<std::string, std::string> op_backends;
+    // Where a call goes when its backend lacks the op, did not load or refuses the call:
+    // a backend (name or path), or "" (the default, written `none`) for nowhere: the call fails.
+    std::string fallback;
 };
 
 struct ConfigError {

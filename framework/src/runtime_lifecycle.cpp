@@ -41,30 +41,12 @@ std::optional<std::filesystem::path> config_file(const char* argument) {
     return std::nullopt;
 }
 
-// Checks the config's options for the chosen backend against the ones the plugin declares.
-bool check_backend_options(const nnplug_plugin& plugin, const std::vector<BackendOption>& options,
-                           std::string& error) {
-    std::vector<std::string> known;
-    for (size_t i = 0; i < plugin.option_count; ++i) known.emplace_back(plugin.options[i].key);
-    for (const auto& option : options) {
-        if (std::find(known.begin(), known.end(), option.key) == known.end()) {
-            error = fmt::format("{}: unknown option '{}' for backend '{}'{}", option.location, option.key,
-                                plugin.name, did_you_mean(option.key, known));
-            return false;
-        }
-    }
-    return true;
-}
-
 // Destroys what was created so far when a later device fails to come up.
 struct CreatedDevices {
     const nnplug_plugin& plugin;
     std::vector<DeviceContext> devices;
     ~CreatedDevices() {
-        for (const DeviceContext& device : devices) {
-            if (device.default_stream != nullptr) plugin.device->stream_destroy(device.context, device.default_stream);
-            plugin.destroy(device.context);
-        }
+        for (const DeviceContext& device : devices) destroy_device_context(plugin, device);
     }
     std::vector<DeviceContext> release() {
         std::vector<DeviceContext> kept;
@@ -76,21 +58,14 @@ struct CreatedDevices {
 // Creates the context and default stream of device `index`; false with the message set.
 aclError create_device(const nnplug_plugin& plugin, const std::vector<nnplug_option>& options, int32_t index,
                        const RuntimeConfig& config, CreatedDevices& created) {
-    void* context = nullptr;
-    const nnplug_status status = plugin.create(options.data(), options.size(), index, &context);
-    if (status != NNPLUG_OK) {
-        const char* reason = plugin.last_error(nullptr);
-        set_last_error("aclInit: backend '{}' refused its options ({}) for device {}: {}", plugin.name, config.source,
-                       index, reason != nullptr ? reason : "no reason given");
+    DeviceContext device;
+    nnplug_status status = NNPLUG_OK;
+    std::string error;
+    if (!create_device_context(plugin, options, index, device, status, error)) {
+        set_last_error("aclInit: {} (config {})", error, config.source);
         return acl_error_from(status);
     }
-    created.devices.push_back({context, nullptr});
-    if (plugin.device->stream_create(context, &created.devices.back().default_stream) != NNPLUG_OK) {
-        const char* reason = plugin.last_error(context);
-        set_last_error("aclInit: backend '{}' cannot create the default stream of device {}: {}", plugin.name, index,
-                       reason != nullptr ? reason : "no reason given");
-        return ACL_ERROR_RT_FAILURE;
-    }
+    created.devices.push_back(device);
     return ACL_SUCCESS;
 }
 
@@ -122,28 +97,19 @@ aclError initialize(const char* config_path) {
     log().set_level(*level);
 
     std::string error;
-    auto library =
-        load_backend(config.backend, plugin_search_path(config.plugin_paths), config.allow_insecure_plugins, error);
+    const auto search_path = plugin_search_path(config.plugin_paths);
+    auto library = load_backend(config.backend, search_path, config.allow_insecure_plugins, error);
     if (!library) {
+        log().error("{}", error);
         set_last_error("aclInit: {}", error);
         return ACL_ERROR_FAILURE;
     }
     const nnplug_plugin& plugin = library->table();
-    const auto& options = config.backend_options[plugin.name];
-    if (!check_backend_options(plugin, options, error)) {
+    std::vector<nnplug_option> pairs;
+    if (!backend_options(plugin, config, pairs, error)) {
         set_last_error("aclInit: {}", error);
         return ACL_ERROR_PARSE_FILE;
     }
-    std::vector<nnplug_option> pairs;
-    for (const auto& option : options) pairs.push_back({option.key.c_str(), option.value.c_str()});
-    // A plugin that declares a log_level option follows the runtime's level unless its
-    // own section sets one, so one `log_level:` (or NNPLUG_LOG_LEVEL) governs both.
-    const bool declares_log_level =
-        std::any_of(plugin.options, plugin.options + plugin.option_count,
-                    [](const nnplug_option_info& info) { return std::string_view(info.key) == "log_level"; });
-    const bool sets_log_level = std::any_of(options.begin(), options.end(),
-                                            [](const BackendOption& option) { return option.key == "log_level"; });
-    if (declares_log_level && !sets_log_level) pairs.push_back({"log_level", config.log_level.c_str()});
 
     // Device 0 first: it tells how many devices the backend drives with these options.
     CreatedDevices created{plugin, {}};
@@ -161,7 +127,9 @@ aclError initialize(const char* config_path) {
     log().info("backend '{}' ({}, SoC {}, {} device(s)) from {}; config {}", plugin.name,
                plugin.description != nullptr ? plugin.description : "no description", soc != nullptr ? soc : "?",
                count, library->file().string(), config.source);
-    runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release());
+    // The backends ops are routed to: one that cannot serve is reported and left out.
+    auto routing = std::make_unique<OpRouting>(config, *library, search_path);
+    runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release(), std::move(routing));
     return ACL_SUCCESS;
 }
 

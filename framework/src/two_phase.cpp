@@ -1,5 +1,7 @@
 #include "two_phase.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <new>
@@ -76,17 +78,78 @@ aclnnStatus write_empty_reduction(Runtime& runtime, const aclOpExecutor& executo
     return ACLNN_SUCCESS;
 }
 
+// The backend one call is tried on: the device's own, or one ops are routed to.
+struct Candidate {
+    const nnplug_plugin* plugin;
+    void* context;
+    RoutedBackend* routed;  // null: the device's backend
+};
+
+Candidate candidate_of(Runtime& runtime, const RouteTarget& target) {
+    if (target.routed != nullptr) return {&target.routed->plugin(), target.routed->context(), target.routed};
+    return {&runtime.plugin(), runtime.context(), nullptr};
+}
+
+// What trying one backend gave: an executor, a refusal another backend may take over
+// (reason set), or a failure that ends the call (message and status set).
+enum class Outcome { kPrepared, kRefused, kFailed };
+
+Outcome try_backend(Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc, bool nothing_to_run,
+                    const RouteTarget& target, aclOpExecutor& created, aclnnStatus& status, std::string& reason) {
+    if (!target.unavailable.empty()) {
+        reason = fmt::format("backend '{}' is not available: {}", target.name, target.unavailable);
+        status = ACLNN_ERR_RUNTIME_ERROR;
+        return Outcome::kRefused;
+    }
+    const Candidate backend = candidate_of(runtime, target);
+    // The tensors are the device backend's memory; another backend may only read it when
+    // both keep device memory in host memory.
+    if (backend.routed != nullptr && (runtime.device_table().memory_kind != NNPLUG_MEMORY_HOST ||
+                                      backend.plugin->device->memory_kind != NNPLUG_MEMORY_HOST)) {
+        set_last_error("{}: routed to backend '{}', but the tensors are memory of backend '{}', and {} keeps its "
+                       "own device memory; an op runs on another backend only when both use host memory",
+                       schema.api, backend.plugin->name, runtime.plugin().name,
+                       runtime.device_table().memory_kind != NNPLUG_MEMORY_HOST ? runtime.plugin().name
+                                                                                : backend.plugin->name);
+        status = ACLNN_ERR_PARAM_INVALID;
+        return Outcome::kFailed;
+    }
+    const nnplug_op_i* op = find_op(*backend.plugin, schema.kind);
+    if (op == nullptr) {
+        reason = fmt::format("backend '{}' does not implement this op", backend.plugin->name);
+        status = ACLNN_ERR_PARAM_INVALID;
+        return Outcome::kRefused;
+    }
+    created.op = op;
+    created.context = backend.context;
+    created.routed = backend.routed;
+    if (nothing_to_run) return Outcome::kPrepared;
+    if (op->supports != nullptr) {
+        int32_t refused = -1;
+        const nnplug_status supported = op->supports(backend.context, &desc, &refused);
+        if (supported != NNPLUG_OK) {
+            const char* text = backend.plugin->last_error(backend.context);
+            const bool named = refused >= 0 && static_cast<size_t>(refused) < schema.operands.size();
+            reason = fmt::format("{}{}{}", named ? schema.operands[refused].name : "", named ? " " : "",
+                                 text && *text ? text : fmt::format("refused by backend '{}'", backend.plugin->name));
+            status = aclnn_status_from(supported);
+            return Outcome::kRefused;
+        }
+    }
+    const nnplug_status prepared = op->prepare(backend.context, &desc, &created.plan, &created.workspace_bytes);
+    if (prepared != NNPLUG_OK) {
+        const char* text = backend.plugin->last_error(backend.context);
+        set_last_error("{}: {}", schema.api, text && *text ? text : "the backend failed without a message");
+        status = aclnn_status_from(prepared);
+        return Outcome::kFailed;
+    }
+    return Outcome::kPrepared;
+}
+
 aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc,
                              bool nothing_to_run, uint64_t* workspace_size, aclOpExecutor** executor) {
-    const nnplug_plugin& plugin = runtime.plugin();
-    const nnplug_op_i* op = find_op(plugin, schema.kind);
-    if (op == nullptr) {
-        set_last_error("{}: backend '{}' does not implement this op", schema.api, plugin.name);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
     auto created = std::make_unique<aclOpExecutor>();
     created->desc = desc;
-    created->op = op;
     created->device = runtime.current_device();
     created->api = schema.api;
     created->nothing_to_run = nothing_to_run;
@@ -96,29 +159,52 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
         const char* what = schema.operands[static_cast<size_t>(created->empty_reduction_slot)].name;
         if (!runtime.check_on_current_device(schema.api, what, data)) return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!nothing_to_run) {
+    if (!nothing_to_run)
         if (const aclnnStatus status = check_operand_devices(runtime, schema, desc)) return status;
-        if (op->supports != nullptr) {
-            int32_t refused = -1;
-            const nnplug_status status = op->supports(runtime.context(), &desc, &refused);
-            if (status != NNPLUG_OK) {
-                const char* reason = plugin.last_error(runtime.context());
-                const bool named = refused >= 0 && static_cast<size_t>(refused) < schema.operands.size();
-                set_last_error("{}: {}{}{}", schema.api, named ? schema.operands[refused].name : "",
-                               named ? " " : "", reason && *reason ? reason : "refused by the backend");
-                return aclnn_status_from(status);
-            }
-        }
-        const nnplug_status status =
-            op->prepare(runtime.context(), &desc, &created->plan, &created->workspace_bytes);
-        if (status != NNPLUG_OK) {
-            runtime.fail_from_backend(schema.api, status);
-            return aclnn_status_from(status);
-        }
+
+    OpRouting& routing = runtime.routing();
+    const RouteTarget& target = routing.target(schema.kind);
+    aclnnStatus status = ACLNN_SUCCESS;
+    std::string reason;
+    Outcome outcome = try_backend(runtime, schema, desc, nothing_to_run, target, *created, status, reason);
+    const RouteTarget* fallback = routing.fallback();
+    if (outcome == Outcome::kRefused && fallback != nullptr && fallback->name != target.name) {
+        routing.warn_once(fmt::format("{}\n{}", schema.api, reason),
+                          fmt::format("{}: {}; its calls like this one go to the fallback backend '{}'", schema.api,
+                                      reason, fallback->name));
+        std::string fallback_reason;
+        outcome = try_backend(runtime, schema, desc, nothing_to_run, *fallback, *created, status, fallback_reason);
+        if (outcome == Outcome::kRefused)
+            reason = fmt::format("{}; the fallback {}", reason, fallback_reason);
     }
+    if (outcome == Outcome::kRefused) set_last_error("{}: {}", schema.api, reason);
+    if (outcome != Outcome::kPrepared) return status;
     *workspace_size = created->workspace_bytes;
     *executor = runtime.register_executor(std::move(created));
     return ACLNN_SUCCESS;
+}
+
+// A routed op runs on its backend's stream in the caller's stream order: the caller's
+// stream is drained first, and the routed run waited for before the call returns, as the
+// two backends share no events.
+aclnnStatus launch_routed(Runtime& runtime, const char* api, aclOpExecutor& executor, void* workspace,
+                          uint64_t workspace_size, void* stream) {
+    const nnplug_status drained = runtime.device_table().stream_synchronize(runtime.context(), stream);
+    if (drained != NNPLUG_OK) {
+        runtime.fail_from_backend(api, drained);
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    RoutedBackend& backend = *executor.routed;
+    std::lock_guard lock(backend.launch_mutex());
+    nnplug_status status =
+        executor.op->launch(backend.context(), executor.plan, &executor.desc, workspace, workspace_size,
+                            backend.stream());
+    if (status == NNPLUG_OK) status = backend.plugin().device->stream_synchronize(backend.context(), backend.stream());
+    if (status == NNPLUG_OK) return ACLNN_SUCCESS;
+    const char* reason = backend.plugin().last_error(backend.context());
+    set_last_error("{}: backend '{}': {}", api, backend.plugin().name,
+                   reason && *reason ? reason : "the backend failed without a message");
+    return status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
 }
 
 aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
@@ -143,7 +229,11 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
     aclnnStatus result = ACLNN_SUCCESS;
     if (executor->empty_reduction_slot >= 0) {
         result = write_empty_reduction(*runtime, *executor, resolved);
-    } else if (!executor->nothing_to_run) {
+    } else if (executor->nothing_to_run) {
+        // an empty self: nothing to write
+    } else if (executor->routed != nullptr) {
+        result = launch_routed(*runtime, api, *executor, workspace, workspace_size, resolved);
+    } else {
         const nnplug_status status = executor->op->launch(runtime->context(), executor->plan, &executor->desc,
                                                           workspace, workspace_size, resolved);
         if (status != NNPLUG_OK) {
@@ -173,8 +263,10 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
                            schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
             return ACLNN_ERR_INNER;
         }
-        const nnplug_plugin& plugin = runtime->plugin();
-        const DeviceTraits device{plugin.soc_name(runtime->context()), plugin.dtype_mask(runtime->context())};
+        // The dtype and SoC rules are those of the backend the op is routed to.
+        const Candidate backend = candidate_of(*runtime, runtime->routing().target(schema.kind));
+        const DeviceTraits device{backend.plugin->soc_name(backend.context),
+                                  backend.plugin->dtype_mask(backend.context)};
         const OpCall call{tensors.begin(), attrs.begin()};
         nnplug_op_desc desc;
         bool empty_self = false;

@@ -16,6 +16,22 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
 } nnplug_op_kind;
 
+/* One past the largest op kind this header knows; grows as ops are appended. */
+#define NNPLUG_OP_KIND_COUNT 5
+
+/* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
+ * this header does not know. Configs name ops this way (per-op routing). */
+static inline const char* nnplug_op_api_name(int op) {
+    switch (op) {
+    case NNPLUG_OP_BCE_FORWARD: return "aclnnBinaryCrossEntropy";
+    case NNPLUG_OP_BCE_BACKWARD: return "aclnnBinaryCrossEntropyBackward";
+    case NNPLUG_OP_BCE_WITH_LOGITS: return "aclnnBinaryCrossEntropyWithLogits";
+    case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD: return "aclnnBinaryCrossEntropyWithLogitsBackward";
+    case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD: return "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
+    default: return 0;
+    }
+}
+
 /* aclnnBinaryCrossEntropy(self, target, weight, reduction, out) */
 enum nnplug_bce_slot {
     NNPLUG_BCE_SELF = 0,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,10 +12,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "acl_test_support.h"
+#include "device_tensor.h"
 #include "op_catalog.h"
 
-namespace nnplug::test {
+namespace nnplug::conformance {
 namespace {
 
 aclDataType parse_dtype(const std::string& name) {
@@ -212,4 +213,122 @@ int64_t ulp_distance(uint32_t a, uint32_t b, aclDataType dtype) {
     return distance < 0 ? -distance : distance;
 }
 
-}  // namespace nnplug::test
+float rounded_to(float value, aclDataType dtype) {
+    if (dtype == ACL_FLOAT) return value;
+    return dtype == ACL_FLOAT16 ? f16_to_f32(f32_to_f16(value)) : bf16_to_f32(f32_to_bf16(value));
+}
+
+double relative_tolerance(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? 1e-5 : dtype == ACL_FLOAT16 ? 0x1p-10 : 0x1p-7;
+}
+
+namespace {
+
+std::string number(double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.9g", value);
+    return text;
+}
+
+// A result against a float64 reference: same NaN-ness, same infinity, else within tolerance
+// (rtol of the reference plus an absolute allowance). "" when it is.
+std::string close_fault(float result, double reference, aclDataType dtype, double rtol, double allowance) {
+    const float expected = rounded_to(static_cast<float>(reference), dtype);
+    if (std::isnan(reference)) return std::isnan(result) ? "" : "expected NaN, got " + number(result);
+    if (std::isinf(expected)) return result == expected ? "" : "expected " + number(expected) + ", got " + number(result);
+    const double tolerance = rtol * std::abs(reference) + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37) + allowance;
+    if (std::abs(static_cast<double>(result) - reference) <= tolerance) return "";
+    return number(result) + " is not within " + number(tolerance) + " of the float64 reference " + number(reference);
+}
+
+// A result against another float32 evaluation rounded to dtype: NaN where it is NaN, an
+// infinity exactly, else within `ulps` of dtype at the expectation plus the scale allowance
+// of both evaluations.
+std::string near_fault(uint32_t got, uint32_t want, aclDataType dtype, int64_t ulps, double allowance) {
+    const float got_value = value_of(got, dtype), want_value = value_of(want, dtype);
+    if (std::isnan(want_value)) return std::isnan(got_value) ? "" : "expected NaN, got " + number(got_value);
+    if (std::isinf(want_value))
+        return got_value == want_value ? "" : "expected " + number(want_value) + ", got " + number(got_value);
+    const double tolerance = static_cast<double>(ulps) * ulp_of(want_value, dtype) + 2 * allowance;
+    if (std::abs(static_cast<double>(got_value) - want_value) <= tolerance) return "";
+    return number(got_value) + " is " + std::to_string(ulp_distance(got, want, dtype)) + " ulps from " +
+           number(want_value) + " (allowed " + std::to_string(ulps) + " plus " + number(2 * allowance) + ")";
+}
+
+}  // namespace
+
+std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run) {
+    if (run.status != ACLNN_SUCCESS) return "status " + std::to_string(run.status) + ": " + run.message;
+    const GoldenTensor& out_spec = golden.tensors.at(op_named(golden.op).output);
+    const auto& after = run.output;
+    const aclDataType dtype = out_spec.dtype;
+    const auto view = out_spec.view_indices();
+    const int64_t reduction = golden.attr("reduction");
+    if (after.size() != out_spec.storage.size()) return "the output's storage was not read back";
+    std::vector<bool> in_view(after.size() / element_size(dtype), false);
+    for (int64_t index : view) in_view[index] = true;
+    for (size_t i = 0; i < in_view.size(); ++i) {
+        if (!in_view[i] && bits_at(after, dtype, i) != bits_at(out_spec.storage, dtype, i))
+            return "storage element " + std::to_string(i) + " outside the output's view was written";
+    }
+    const auto allowance = [&](size_t n) { return scale_allowance(golden, n); };
+    const auto at = [](size_t n) { return "view element " + std::to_string(n) + ": "; };
+    if (!golden.expect_bits.empty() || golden.expect_ulps >= 0) {
+        if (golden.reference.size() != view.size()) return "the case's reference has the wrong length";
+        for (size_t n = 0; n < view.size(); ++n) {
+            const uint32_t got = bits_at(after, dtype, view[n]);
+            const float got_value = value_of(got, dtype);
+            std::string fault;
+            if (golden.expect_ulps >= 0) {
+                fault = near_fault(got, bits_at(golden.expect_near_bits, dtype, view[n]), dtype, golden.expect_ulps,
+                                   allowance(n));
+            } else {
+                const uint32_t want = bits_at(golden.expect_bits, dtype, view[n]);
+                const float want_value = value_of(want, dtype);
+                if (std::isnan(want_value)) {
+                    if (!std::isnan(got_value)) fault = "canonical is NaN, got " + number(got_value);
+                } else if (reduction == 1 && !std::isnan(got_value)) {
+                    if (ulp_distance(got, want, dtype) > 1)
+                        fault = number(got_value) + " is " + std::to_string(ulp_distance(got, want, dtype)) +
+                                " ulps from the canonical " + number(want_value) + " (1 allowed for a mean)";
+                } else if (got != want) {
+                    fault = number(got_value) + " is not the canonical expression's " + number(want_value) + " (" +
+                            std::to_string(ulp_distance(got, want, dtype)) + " ulps)";
+                }
+            }
+            if (fault.empty())
+                fault = close_fault(got_value, golden.reference[n], dtype, relative_tolerance(dtype), allowance(n));
+            if (!fault.empty()) return at(n) + fault;
+        }
+        return "";
+    }
+    if (reduction != 0) {
+        if (view.size() != 1 || golden.reference.size() != 1) return "a reduced case needs one output element";
+        const float got = value_of(bits_at(after, dtype, view[0]), dtype);
+        const double rtol = dtype == ACL_FLOAT ? 1e-6 : relative_tolerance(dtype) / 2;
+        const std::string fault = close_fault(got, golden.reference[0], dtype, rtol, allowance(0));
+        return fault.empty() ? "" : std::string(reduction == 1 ? "mean: " : "sum: ") + fault;
+    }
+    if (golden.reference.size() != view.size()) return "the case's reference has the wrong length";
+    for (size_t n = 0; n < view.size(); ++n) {
+        const uint32_t got = bits_at(after, dtype, view[n]);
+        if (dtype == ACL_FLOAT) {
+            const std::string fault = close_fault(value_of(got, dtype), golden.reference[n], dtype, 1e-5, allowance(n));
+            if (!fault.empty()) return at(n) + fault;
+            continue;
+        }
+        const float expected = rounded_to(static_cast<float>(golden.reference[n]), dtype);
+        if (std::isnan(expected)) {
+            if (!std::isnan(value_of(got, dtype))) return at(n) + "expected NaN, got " + number(value_of(got, dtype));
+            continue;
+        }
+        const uint32_t want = dtype == ACL_FLOAT16 ? f32_to_f16(expected) : f32_to_bf16(expected);
+        if (ulp_distance(got, want, dtype) > 1)
+            return at(n) + number(value_of(got, dtype)) + " is " + std::to_string(ulp_distance(got, want, dtype)) +
+                   " ulps from the float64 reference " + number(golden.reference[n]) + " rounded to " +
+                   (dtype == ACL_FLOAT16 ? "float16" : "bfloat16");
+    }
+    return "";
+}
+
+}  // namespace nnplug::conformance

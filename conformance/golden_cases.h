@@ -1,4 +1,5 @@
-// Reads the golden case files of tests/golden/ (see tests/golden/README.md) and runs a case.
+// Reads the golden case files (tests/golden/, installed to share/nnplug/conformance; see
+// tests/golden/README.md), runs a case through the public API and checks its result.
 #pragma once
 
 #include <acl/acl_base.h>
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace nnplug::test {
+namespace nnplug::conformance {
 
 struct GoldenTensor {
     bool present = false;
@@ -74,4 +75,17 @@ double ulp_of(float value, aclDataType dtype);
 constexpr double kScaleEpsilons = 4.0;
 double scale_allowance(const GoldenCase& golden, size_t index);
 
-}  // namespace nnplug::test
+// A float rounded to dtype and widened back.
+float rounded_to(float value, aclDataType dtype);
+// The relative tolerance of out's dtype against float64 results: a few of its ulps.
+double relative_tolerance(aclDataType dtype);
+
+// Why a case's run does not meet its expectations, or "" when it does: the output's storage
+// outside its view is untouched; with `expect_bits` the view is exactly those bits (one ulp
+// of slack for a mean), with `expect_ulps` within that many ulps; every view element (or the
+// mean or sum) is within tolerance of its float64 reference (float32: rtol 1e-5 per element,
+// 1e-6 for a mean or sum; float16 and bfloat16: one ulp of the reference rounded to the
+// dtype). A case's `scale_f64` adds its absolute allowance. The message names the element.
+std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run);
+
+}  // namespace nnplug::conformance

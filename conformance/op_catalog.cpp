@@ -8,7 +8,7 @@
 
 #include <stdexcept>
 
-namespace nnplug::test {
+namespace nnplug::conformance {
 namespace {
 
 aclTensor* writable(const aclTensor* tensor) { return const_cast<aclTensor*>(tensor); }
@@ -85,4 +85,4 @@ aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& t
     return status;
 }
 
-}  // namespace nnplug::test
+}  // namespace nnplug::conformance

@@ -1,5 +1,5 @@
-// The ops as the tests drive them: each op's tensor arguments and attributes in the
-// order of its aclnn signature, and its two phases. The golden-case runner, the
+// The ops as the conformance kit and the tests drive them: each op's tensor arguments and
+// attributes in the order of its aclnn signature, and its two phases. The golden-case runner, the
 // cross-backend comparison and the other op-generic tests build any call from this
 // table, so a new op adds one entry here (and its cases), not a new runner.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace nnplug::test {
+namespace nnplug::conformance {
 
 struct OpUnderTest {
     std::string name;                   // the op's word in golden files: "forward", "with_logits_backward"
@@ -41,4 +41,4 @@ const OpUnderTest& op_named(const std::string& name);
 aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
                    const std::vector<int64_t>& attrs, aclrtStream stream = nullptr);
 
-}  // namespace nnplug::test
+}  // namespace nnplug::conformance

@@ -38,127 +38,18 @@ const std::vector<GoldenCase>& all_cases() {
     return cases;
 }
 
-// A float rounded to dtype and widened back.
-float rounded_to(float value, aclDataType dtype) {
-    if (dtype == ACL_FLOAT) return value;
-    return dtype == ACL_FLOAT16 ? nnplug::f16_to_f32(nnplug::f32_to_f16(value))
-                                : nnplug::bf16_to_f32(nnplug::f32_to_bf16(value));
-}
-
-// The relative tolerance of out's dtype against float64 results: a few of its ulps.
-double relative_tolerance(aclDataType dtype) {
-    return dtype == ACL_FLOAT ? 1e-5 : dtype == ACL_FLOAT16 ? 0x1p-10 : 0x1p-7;
-}
-
-// A result against a float64 reference: same NaN-ness, same infinity, else within tolerance
-// (rtol of the reference plus an absolute allowance).
-void expect_close(float result, double reference, aclDataType dtype, double rtol, double allowance,
-                  const std::string& where) {
-    const float expected = rounded_to(static_cast<float>(reference), dtype);
-    if (std::isnan(reference)) {
-        EXPECT_TRUE(std::isnan(result)) << where << ": expected NaN, got " << result;
-    } else if (std::isinf(expected)) {
-        EXPECT_EQ(result, expected) << where;
-    } else {
-        const double tolerance =
-            rtol * std::abs(reference) + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37) + allowance;
-        EXPECT_NEAR(result, reference, tolerance) << where;
-    }
-}
-
-// A result against another float32 evaluation rounded to dtype: NaN where it is NaN, an
-// infinity exactly, else within `ulps` of dtype at the expectation plus the scale allowance
-// of both evaluations.
-void expect_near(uint32_t got, uint32_t want, aclDataType dtype, int64_t ulps, double allowance,
-                 const std::string& where) {
-    const float got_value = value_of(got, dtype), want_value = value_of(want, dtype);
-    if (std::isnan(want_value)) {
-        EXPECT_TRUE(std::isnan(got_value)) << where << ": expected NaN, got " << got_value;
-    } else if (std::isinf(want_value)) {
-        EXPECT_EQ(got_value, want_value) << where;
-    } else {
-        const double tolerance = static_cast<double>(ulps) * nnplug::test::ulp_of(want_value, dtype) + 2 * allowance;
-        EXPECT_NEAR(got_value, want_value, tolerance)
-            << where << ": " << ulp_distance(got, want, dtype) << " ulps (allowed " << ulps << " plus "
-            << 2 * allowance << ")";
-    }
-}
-
 class GoldenCases : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<size_t> {};
 
-// Any op of the catalog: its output's storage outside the view is untouched; a case with
-// `expect_bits` must give exactly those bits (one ulp of slack for a mean), one with
-// `expect_ulps` within that many ulps, and every case is compared with its float64
-// reference. A case's `scale_f64` adds its absolute allowance to both comparisons.
+// Any op of the catalog, checked by the conformance kit's check_golden_run: its output's
+// storage outside the view is untouched; a case with `expect_bits` must give exactly those
+// bits (one ulp of slack for a mean), one with `expect_ulps` within that many ulps, and every
+// case is compared with its float64 reference. A case's `scale_f64` adds its absolute
+// allowance to both comparisons.
 TEST_P(GoldenCases, MatchesExpectation) {
     const GoldenCase& golden = all_cases()[GetParam()];
     const nnplug::test::GoldenRun run = nnplug::test::run_golden_case(golden);
     ASSERT_EQ(run.status, ACLNN_SUCCESS) << run.message;
-
-    const GoldenTensor& out_spec = golden.tensors.at(nnplug::test::op_named(golden.op).output);
-    const auto& after = run.output;
-    const aclDataType dtype = out_spec.dtype;
-    const auto view = out_spec.view_indices();
-    const int64_t reduction = golden.attr("reduction");
-    std::vector<bool> in_view(after.size() / (dtype == ACL_FLOAT ? 4 : 2), false);
-    for (int64_t index : view) in_view[index] = true;
-    for (size_t i = 0; i < in_view.size(); ++i) {
-        if (!in_view[i]) {
-            EXPECT_EQ(bits_at(after, dtype, i), bits_at(out_spec.storage, dtype, i))
-                << "storage element " << i << " outside the output's view was written";
-        }
-    }
-    const auto allowance = [&](size_t n) { return nnplug::test::scale_allowance(golden, n); };
-    if (!golden.expect_bits.empty() || golden.expect_ulps >= 0) {
-        ASSERT_EQ(golden.reference.size(), view.size());
-        for (size_t n = 0; n < view.size(); ++n) {
-            const uint32_t got = bits_at(after, dtype, view[n]);
-            const float got_value = value_of(got, dtype);
-            const std::string where = "view element " + std::to_string(n);
-            if (golden.expect_ulps >= 0) {
-                expect_near(got, bits_at(golden.expect_near_bits, dtype, view[n]), dtype, golden.expect_ulps,
-                            allowance(n), where);
-            } else {
-                const uint32_t want = bits_at(golden.expect_bits, dtype, view[n]);
-                const float want_value = value_of(want, dtype);
-                if (std::isnan(want_value)) {
-                    EXPECT_TRUE(std::isnan(got_value)) << where << ": canonical is NaN, got " << got_value;
-                } else if (reduction == 1 && !std::isnan(got_value)) {
-                    EXPECT_LE(ulp_distance(got, want, dtype), 1) << where << ": " << got_value << " vs " << want_value;
-                } else {
-                    EXPECT_EQ(got, want) << where << ": " << got_value << " vs canonical " << want_value;
-                }
-            }
-            expect_close(got_value, golden.reference[n], dtype, relative_tolerance(dtype), allowance(n),
-                         where + " vs PyTorch");
-        }
-        return;
-    }
-    if (reduction != 0) {
-        ASSERT_EQ(view.size(), 1u);
-        ASSERT_EQ(golden.reference.size(), 1u);
-        const float got = value_of(bits_at(after, dtype, view[0]), dtype);
-        const double rtol = dtype == ACL_FLOAT ? 1e-6 : relative_tolerance(dtype) / 2;
-        expect_close(got, golden.reference[0], dtype, rtol, allowance(0), reduction == 1 ? "mean" : "sum");
-        return;
-    }
-    ASSERT_EQ(golden.reference.size(), view.size());
-    for (size_t n = 0; n < view.size(); ++n) {
-        const uint32_t got = bits_at(after, dtype, view[n]);
-        const std::string where = "view element " + std::to_string(n);
-        if (dtype == ACL_FLOAT) {
-            expect_close(value_of(got, dtype), golden.reference[n], dtype, 1e-5, allowance(n), where);
-            continue;
-        }
-        const float expected = rounded_to(static_cast<float>(golden.reference[n]), dtype);
-        if (std::isnan(expected)) {
-            EXPECT_TRUE(std::isnan(value_of(got, dtype))) << where;
-        } else {
-            const uint32_t want = dtype == ACL_FLOAT16 ? nnplug::f32_to_f16(expected) : nnplug::f32_to_bf16(expected);
-            EXPECT_LE(ulp_distance(got, want, dtype), 1)
-                << where << ": " << value_of(got, dtype) << " vs " << golden.reference[n];
-        }
-    }
+    EXPECT_EQ(nnplug::test::check_golden_run(golden, run), "");
 }
 
 std::string case_name(const ::testing::TestParamInfo<size_t>& info) { return all_cases()[info.param].name; }

@@ -10,7 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "device_tensor.h"
+#include "op_catalog.h"
+
 namespace nnplug::test {
+
+// The tensors, dtype helpers and op catalog of the conformance kit (conformance/), as
+// nnplug::test::DeviceTensor and so on.
+using namespace nnplug::conformance;
 
 // A fresh folder under the system temp dir, removed when the object goes.
 class TempFolder {
@@ -45,48 +52,6 @@ protected:
     void TearDown() override;
     virtual std::string config_text() const { return ""; }
     TempFolder folder_;
-};
-
-// Bytes per element of the floating dtypes used in the tests.
-size_t element_size(aclDataType dtype);
-// Encodes floats to a dtype's bytes (round to nearest even) and back.
-std::vector<uint8_t> encode(const std::vector<float>& values, aclDataType dtype);
-std::vector<float> decode(const std::vector<uint8_t>& bytes, aclDataType dtype);
-
-// Strides of a contiguous (row-major) tensor.
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
-int64_t element_count(const std::vector<int64_t>& shape);
-
-// A device buffer plus an aclTensor view over it; frees both.
-class DeviceTensor {
-public:
-    // A contiguous tensor holding values (converted to dtype).
-    DeviceTensor(const std::vector<float>& values, const std::vector<int64_t>& shape,
-                 aclDataType dtype = ACL_FLOAT);
-    // A general view: storage holds storage_values; view, strides and offset in elements.
-    DeviceTensor(const std::vector<float>& storage_values, const std::vector<int64_t>& storage_shape,
-                 const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
-                 aclDataType dtype);
-    // The same from the storage's raw bytes in dtype.
-    DeviceTensor(const std::vector<uint8_t>& storage_bytes, const std::vector<int64_t>& storage_shape,
-                 const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
-                 aclDataType dtype);
-    ~DeviceTensor();
-    DeviceTensor(const DeviceTensor&) = delete;
-    DeviceTensor& operator=(const DeviceTensor&) = delete;
-
-    aclTensor* get() const { return tensor_; }
-    operator aclTensor*() const { return tensor_; }
-    void* data() const { return device_; }
-    // The whole storage, read back and decoded to float.
-    std::vector<float> storage() const;
-    std::vector<uint8_t> storage_bytes() const;
-
-private:
-    aclDataType dtype_;
-    size_t bytes_ = 0;
-    void* device_ = nullptr;
-    aclTensor* tensor_ = nullptr;
 };
 
 // The two BCE ops through run_op (op_catalog.h), arguments in signature order.

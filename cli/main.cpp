@@ -1,0 +1,45 @@
+// nnplug: the command-line tool installed with the runtime (bin/nnplug). Subcommands:
+//   nnplug conformance --plugin NAME|PATH [--ops ...]   check a backend plugin
+//   nnplug info [--config FILE]                         the config, the plugins, where each op runs
+#include <acl/acl.h>
+#include <nnplug/plugin.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "command.h"
+
+// Every subcommand, one line each: X(name) is nnplug::cli::name_command() of cli/name_command.cpp.
+#define NNPLUG_SUBCOMMANDS(X) \
+    X(conformance)              \
+    X(info)
+
+namespace nnplug::cli {
+#define NNPLUG_DECLARE_SUBCOMMAND(name) Command name##_command(CLI::App& app);
+NNPLUG_SUBCOMMANDS(NNPLUG_DECLARE_SUBCOMMAND)
+#undef NNPLUG_DECLARE_SUBCOMMAND
+}  // namespace nnplug::cli
+
+int main(int argc, char** argv) {
+    CLI::App app{"nnplug: the CANN operator API runtime with pluggable backends"};
+    app.set_version_flag("--version",
+                         std::string("nnplug ") + NNPLUG_VERSION + " (plugin ABI version " +
+                             std::to_string(NNPLUG_PLUGIN_ABI_VERSION) + ")");
+    app.require_subcommand(1);
+    app.footer("Run 'nnplug <command> --help' for the options of a command.");
+    std::vector<nnplug::cli::Command> commands;
+#define NNPLUG_ADD_SUBCOMMAND(name) commands.push_back(nnplug::cli::name##_command(app));
+    NNPLUG_SUBCOMMANDS(NNPLUG_ADD_SUBCOMMAND)
+#undef NNPLUG_ADD_SUBCOMMAND
+    CLI11_PARSE(app, argc, argv);
+    try {
+        for (const auto& command : commands)
+            if (command.subcommand->parsed()) return command.run();
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug: %s\n", error.what());
+        return 2;
+    }
+    return 2;
+}

@@ -1,0 +1,246 @@
+// The kit's driver: a config selecting the plugin, aclInit, the ops the plugin serves, the
+// groups, the tables and the summary.
+#include "kit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "kit_internal.h"
+
+namespace nnplug::conformance {
+
+void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCase& c);
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// YAML single-quoted scalar.
+std::string quoted(const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+// The name a plugin path stands for: libnnplug_<name>.so gives <name>.
+std::string plugin_name(const std::string& plugin) {
+    if (plugin.find('/') == std::string::npos) return plugin;
+    std::string file = fs::path(plugin).filename().string();
+    if (file.rfind("libnnplug_", 0) == 0) file = file.substr(10);
+    if (const auto dot = file.find(".so"); dot != std::string::npos) file = file.substr(0, dot);
+    return file;
+}
+
+// A scratch folder holding the config the kit hands to aclInit; removed with the object.
+class ScratchConfig {
+public:
+    explicit ScratchConfig(const KitOptions& options) {
+        char pattern[] = "/tmp/nnplug-conformance-XXXXXX";
+        if (mkdtemp(pattern) == nullptr) throw std::runtime_error("cannot make a scratch folder in /tmp");
+        folder_ = pattern;
+        std::string backend = options.plugin;
+        if (backend.find('/') != std::string::npos) backend = fs::absolute(backend).lexically_normal().string();
+        std::ostringstream yaml;
+        yaml << "# written by nnplug conformance\n";
+        yaml << "backend: " << quoted(backend) << "\n";
+        yaml << "log_level: off\n";
+        if (options.allow_insecure_plugins) yaml << "allow_insecure_plugins: true\n";
+        if (!options.backend_options.empty()) {
+            yaml << "backends:\n  " << quoted(plugin_name(options.plugin)) << ":\n";
+            for (const std::string& option : options.backend_options) {
+                const auto equals = option.find('=');
+                if (equals == std::string::npos) throw std::runtime_error("--option '" + option + "' is not KEY=VALUE");
+                yaml << "    " << quoted(option.substr(0, equals)) << ": " << quoted(option.substr(equals + 1)) << "\n";
+            }
+        }
+        text_ = yaml.str();
+        file_ = folder_ / "conformance.yaml";
+        std::ofstream(file_) << text_;
+    }
+    ~ScratchConfig() {
+        std::error_code ignored;
+        fs::remove_all(folder_, ignored);
+    }
+    const fs::path& file() const { return file_; }
+
+private:
+    fs::path folder_, file_;
+    std::string text_;
+};
+
+// Whether the plugin serves op: a valid call's first phase is not refused as an op the
+// backend does not implement.
+bool serves(const OpUnderTest& op, std::string& why_not) {
+    const RandomCase probe = concurrency_case(op, 1, {2, 3});
+    UploadedCase uploaded(probe.golden);
+    uint64_t workspace = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus status = uploaded.first_phase(&workspace, &executor);
+    if (status == ACLNN_SUCCESS) {
+        aclDestroyAclOpExecutor(executor);
+        return true;
+    }
+    why_not = aclGetRecentErrMsg();
+    return why_not.find("does not implement") == std::string::npos;
+}
+
+std::string seconds(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", value);
+    return text;
+}
+
+void print_report(const Report& report, std::ostream& out, bool verbose) {
+    static const std::pair<const char*, const char*> kDescriptions[] = {
+        {kGroupGolden, "golden cases (tests/golden): canonical bits or ulps, float64 reference, storage around out's view"},
+        {kGroupRandom, "random shapes, broadcasts, views, dtypes and reductions: canonical float32 and float64 reference"},
+        {kGroupUntouched, "storage outside out's view and every input's storage unchanged"},
+        {kGroupRepeat, "a repeatable executor run three times and a fresh one: the same bits"},
+        {kGroupErrors, "first-phase errors with their codes and messages, second-phase misuse, empty self"},
+        {kGroupConcurrency, "launches from several threads on their own streams, and on several streams of one thread"},
+        {kGroupRefusals, "an operand in host memory: computed as with device memory, or refused with a message"},
+        {kGroupMemory, "aclrtMalloc, aclrtMemcpy(Async), aclrtMemset and aclrtFree rules"},
+    };
+    const auto groups = report.groups();
+    for (const auto& [name, description] : kDescriptions) {
+        const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
+        if (group == groups.end()) continue;
+        out << "\n" << name << ": " << description << "\n";
+        char line[256];
+        std::snprintf(line, sizeof line, "  %-48s %7s %7s %7s %7s\n", "op", "cases", "passed", "refused", "failed");
+        out << line;
+        for (const auto& [op, tally] : group->ops) {
+            std::snprintf(line, sizeof line, "  %-48s %7d %7d %7d %7d\n", op.c_str(),
+                          tally.passed + tally.refused + tally.failed, tally.passed, tally.refused, tally.failed);
+            out << line;
+        }
+        for (const auto& [op, tally] : group->ops) {
+            const size_t shown_failures = verbose ? tally.failures.size() : std::min<size_t>(tally.failures.size(), 10);
+            for (size_t i = 0; i < shown_failures; ++i)
+                out << "  FAIL " << name << " " << op << " " << tally.failures[i] << "\n";
+            if (shown_failures < tally.failures.size())
+                out << "  ... and " << tally.failures.size() - shown_failures << " more failures of " << op
+                    << " (--verbose lists them)\n";
+            const size_t shown_refusals = verbose ? tally.refusals.size() : std::min<size_t>(tally.refusals.size(), 3);
+            for (size_t i = 0; i < shown_refusals; ++i)
+                out << "  refused " << name << " " << op << " " << tally.refusals[i] << "\n";
+            if (shown_refusals < tally.refusals.size())
+                out << "  ... and " << tally.refusals.size() - shown_refusals << " more refusals of " << op << "\n";
+        }
+    }
+}
+
+}  // namespace
+
+std::string default_data_dir() {
+    std::error_code failure;
+    const fs::path program = fs::read_symlink("/proc/self/exe", failure);
+    if (failure) return "share/nnplug/conformance";
+    return (program.parent_path().parent_path() / "share" / "nnplug" / "conformance").string();
+}
+
+int run_kit(const KitOptions& options, std::ostream& out) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
+    Report report;
+    KitContext kit{report, options.seed, options.quick, options.threads, {}};
+    try {
+        kit.golden = load_golden_folder(data_dir);
+    } catch (const std::exception& error) {
+        out << "nnplug conformance: cannot read the golden cases in '" << data_dir << "': " << error.what()
+            << " (--data names the folder)\n";
+        return 2;
+    }
+    if (kit.golden.empty()) {
+        out << "nnplug conformance: no *_golden.txt files in '" << data_dir << "' (--data names the folder)\n";
+        return 2;
+    }
+
+    std::unique_ptr<ScratchConfig> config;
+    try {
+        config = std::make_unique<ScratchConfig>(options);
+    } catch (const std::exception& error) {
+        out << "nnplug conformance: " << error.what() << "\n";
+        return 2;
+    }
+    // The generated config alone decides the backend.
+    unsetenv("NNPLUG_BACKEND");
+    unsetenv("NNPLUG_CONFIG");
+    if (aclInit(config->file().c_str()) != ACL_SUCCESS) {
+        out << "nnplug conformance: plugin '" << options.plugin << "' did not load: " << aclGetRecentErrMsg() << "\n";
+        return 2;
+    }
+    if (aclrtSetDevice(0) != ACL_SUCCESS) {
+        out << "nnplug conformance: aclrtSetDevice(0) failed: " << aclGetRecentErrMsg() << "\n";
+        aclFinalize();
+        return 2;
+    }
+    out << "nnplug conformance: plugin " << options.plugin << " (SoC " << aclrtGetSocName() << "), "
+        << kit.golden.size() << " golden cases from " << data_dir << (options.quick ? ", quick" : "") << ", seed "
+        << options.seed << "\n";
+
+    // The ops: those asked for, else every op of the catalog the plugin serves.
+    std::vector<const OpUnderTest*> ops;
+    int exit_code = 0;
+    for (const OpUnderTest& op : op_catalog()) {
+        const bool asked = std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
+                           std::find(options.ops.begin(), options.ops.end(), op.name) != options.ops.end();
+        if (!options.ops.empty() && !asked) continue;
+        std::string why_not;
+        if (serves(op, why_not)) {
+            ops.push_back(&op);
+        } else if (asked) {
+            kit.report.fail("ops", op.api, "served", "the plugin does not serve it: " + why_not);
+        } else {
+            out << "  " << op.api << ": not served by the plugin, skipped\n";
+        }
+    }
+    for (const std::string& name : options.ops) {
+        const bool known = std::any_of(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& op) {
+            return name == op.api || name == op.name;
+        });
+        if (!known) {
+            out << "nnplug conformance: unknown op '" << name << "'\n";
+            exit_code = 2;
+        }
+    }
+    if (ops.empty() && exit_code == 0) {
+        out << "nnplug conformance: the plugin serves none of the ops asked for\n";
+        exit_code = 1;
+    }
+
+    for (const OpUnderTest* op : ops) {
+        run_golden_group(kit, *op);
+        run_random_group(kit, *op);
+        run_error_group(kit, *op);
+        run_concurrency_group(kit, *op);
+    }
+    if (!ops.empty()) run_memory_group(kit, ops);
+    if (aclFinalize() != ACL_SUCCESS) kit.report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
+
+    print_report(kit.report, out, options.verbose);
+    int passed = 0, refused = 0, failed = 0;
+    for (const auto& group : kit.report.groups())
+        for (const auto& [op, tally] : group.ops) {
+            passed += tally.passed;
+            refused += tally.refused;
+            failed += tally.failed;
+        }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool ok = failed == 0 && exit_code == 0;
+    out << "\nconformance of " << options.plugin << ": " << (ok ? "PASS" : "FAIL") << ", " << ops.size()
+        << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused << " refused, "
+        << failed << " failed in " << seconds(elapsed) << "\n";
+    if (exit_code != 0) return exit_code;
+    return failed == 0 ? 0 : 1;
+}
+
+}  // namespace nnplug::conformance

@@ -1,0 +1,502 @@
+// The kit's groups that do not compare numbers: every first-phase error with its code, the
+// second phase's misuse, empty calls, a host-memory operand (a refusal must be well-formed),
+// and the device memory rules of aclrtMalloc, aclrtMemcpy, aclrtMemset and aclrtFree.
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "kit_internal.h"
+
+namespace nnplug::conformance {
+namespace {
+
+constexpr float kSentinel = 1234.5f;
+
+// The arguments of one call, built from a valid one and then spoiled.
+struct Call {
+    std::vector<const aclTensor*> tensors;
+    std::vector<int64_t> attrs;
+    bool null_workspace_size = false, null_executor = false;
+};
+
+struct ErrorCase {
+    std::string name;
+    aclnnStatus status;
+    std::string fragment;  // a part of the message
+    std::function<void(Call&)> spoil;
+};
+
+bool is_loss(const OpUnderTest& op) { return op.name == "forward" || op.name == "with_logits"; }
+
+int slot_of(const OpUnderTest& op, const std::string& role) {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+        if (op.operands[i] == role) return static_cast<int>(i);
+    return -1;
+}
+
+// Tensors the error cases swap in; all freed with the object.
+class Scratch {
+public:
+    Scratch() {
+        if (aclrtMalloc(&device_, 4096, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+            throw std::runtime_error(std::string("aclrtMalloc: ") + aclGetRecentErrMsg());
+        aclrtMemset(device_, 4096, 0, 4096);
+    }
+    ~Scratch() {
+        for (aclTensor* t : tensors_) aclDestroyTensor(t);
+        aclrtFree(device_);
+    }
+    // A tensor over the scratch buffer (zeros: 0.0 in every float dtype).
+    const aclTensor* make(const std::vector<int64_t>& view, aclDataType dtype, std::vector<int64_t> strides = {},
+                          int64_t offset = 0, aclFormat format = ACL_FORMAT_ND) {
+        if (strides.empty()) strides = contiguous_strides(view);
+        const std::vector<int64_t> storage = {256};
+        aclTensor* t = aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, format, storage.data(),
+                                       storage.size(), device_);
+        if (t == nullptr) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
+        tensors_.push_back(t);
+        return t;
+    }
+
+private:
+    void* device_ = nullptr;
+    std::vector<aclTensor*> tensors_;
+};
+
+std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, const DeviceTensor& self) {
+    std::vector<ErrorCase> cases;
+    const bool logits = op.name.rfind("with_logits", 0) == 0;
+    const int out = slot_of(op, op.output);
+    for (const std::string& role : op.operands) {
+        const int slot = slot_of(op, role);
+        if (role != "weight" && role != "posWeight")
+            cases.push_back({"null_" + role, ACLNN_ERR_PARAM_NULLPTR, role + " is null",
+                             [slot](Call& call) { call.tensors[slot] = nullptr; }});
+        cases.push_back({"dtype_int32_" + role, ACLNN_ERR_PARAM_INVALID, "has dtype int32",
+                         [slot, &scratch](Call& call) { call.tensors[slot] = scratch.make({4, 5}, ACL_INT32); }});
+    }
+    cases.push_back({"null_workspace_size", ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is null",
+                     [](Call& call) { call.null_workspace_size = true; }});
+    cases.push_back({"null_executor", ACLNN_ERR_PARAM_NULLPTR, "executor is null",
+                     [](Call& call) { call.null_executor = true; }});
+    cases.push_back({"rank_9", ACLNN_ERR_PARAM_INVALID, "at most 8", [&op, &scratch](Call& call) {
+                         const std::vector<int64_t> nine = {1, 1, 1, 1, 1, 1, 1, 4, 5};
+                         for (const char* role : {"self", "target", op.output.c_str()})
+                             call.tensors[slot_of(op, role)] = scratch.make(nine, ACL_FLOAT);
+                     }});
+    cases.push_back({"shape_target", ACLNN_ERR_PARAM_INVALID, "target shape", [&op, &scratch](Call& call) {
+                         call.tensors[slot_of(op, "target")] = scratch.make({3, 5}, ACL_FLOAT);
+                     }});
+    for (const char* role : {"gradOutput", "weight", "posWeight"}) {
+        const int slot = slot_of(op, role);
+        if (slot < 0) continue;
+        cases.push_back({std::string("broadcast_") + role, ACLNN_ERR_PARAM_INVALID, "cannot broadcast",
+                         [slot, &scratch](Call& call) { call.tensors[slot] = scratch.make({4}, ACL_FLOAT); }});
+    }
+    cases.push_back({"shape_" + op.output, ACLNN_ERR_PARAM_INVALID, op.output + " shape [5,4]",
+                     [out, &scratch](Call& call) { call.tensors[out] = scratch.make({5, 4}, ACL_FLOAT); }});
+    // (A loss takes any reduction but none as reducing, so its out is one element here.)
+    for (int64_t reduction : {3, -1})
+        cases.push_back({"reduction_" + std::to_string(reduction), ACLNN_ERR_PARAM_INVALID,
+                         "reduction " + std::to_string(reduction), [&op, out, reduction, &scratch](Call& call) {
+                             call.attrs[0] = reduction;
+                             if (is_loss(op)) call.tensors[out] = scratch.make({}, ACL_FLOAT);
+                         }});
+    if (is_loss(op))
+        cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID, "must be [] or [1]",
+                         [](Call& call) { call.attrs[0] = 1; }});
+    if (logits)
+        cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
+                         [out, &scratch](Call& call) { call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16); }});
+    if (op.name != "with_logits")  // (the with-logits loss, as CANN's, checks no format)
+        cases.push_back({"format_target", ACLNN_ERR_PARAM_INVALID, "format", [&op, &scratch](Call& call) {
+                             call.tensors[slot_of(op, "target")] =
+                                 scratch.make({4, 5}, ACL_FLOAT, {}, 0, ACL_FORMAT_NCHW);
+                         }});
+    cases.push_back({op.output + "_overlaps_itself", ACLNN_ERR_PARAM_INVALID, "overlap itself",
+                     [out, &scratch](Call& call) { call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {0, 1}); }});
+    cases.push_back({op.output + "_overlaps_self", ACLNN_ERR_PARAM_INVALID, "share memory",
+                     [&op, out, &self](Call& call) {
+                         (void)op;
+                         // out one element past self's start in self's buffer: not the same view.
+                         static thread_local std::vector<aclTensor*> keep;
+                         const std::vector<int64_t> view = {4, 5}, strides = {5, 1}, storage = {21};
+                         aclTensor* shifted = aclCreateTensor(view.data(), 2, ACL_FLOAT, strides.data(), 1,
+                                                              ACL_FORMAT_ND, storage.data(), 1, self.data());
+                         keep.push_back(shifted);
+                         call.tensors[out] = shifted;
+                     }});
+    return cases;
+}
+
+}  // namespace
+
+void run_error_group(KitContext& kit, const OpUnderTest& op) {
+    const char* group = kGroupErrors;
+    try {
+        Scratch scratch;
+        // A valid call: every operand [4,5] float32 and present, reduction none.
+        std::vector<std::unique_ptr<DeviceTensor>> tensors;
+        Call valid;
+        valid.attrs = {0};
+        const DeviceTensor* out = nullptr;
+        const DeviceTensor* self = nullptr;
+        for (const std::string& role : op.operands) {
+            const bool is_out = role == op.output;
+            // self's buffer holds 21 elements, so that an output may be shifted into it.
+            std::vector<float> values(role == "self" ? 21 : 20, is_out ? kSentinel : 0.25f);
+            const std::vector<int64_t> storage = {static_cast<int64_t>(values.size())};
+            tensors.push_back(std::make_unique<DeviceTensor>(values, storage, std::vector<int64_t>{4, 5},
+                                                             std::vector<int64_t>{5, 1}, 0, ACL_FLOAT));
+            valid.tensors.push_back(tensors.back()->get());
+            if (is_out) out = tensors.back().get();
+            if (role == "self") self = tensors.back().get();
+        }
+        const auto out_before = out->storage_bytes();
+        for (const ErrorCase& error : error_cases(op, scratch, *self)) {
+            Call call = valid;
+            error.spoil(call);
+            uint64_t workspace = 0;
+            aclOpExecutor* executor = nullptr;
+            const aclnnStatus status = op.first_phase(call.tensors, call.attrs, call.null_workspace_size ? nullptr : &workspace,
+                                                      call.null_executor ? nullptr : &executor);
+            const std::string message = aclGetRecentErrMsg();
+            std::string fault;
+            if (status != error.status)
+                fault = "status " + std::to_string(status) + ", expected " + std::to_string(error.status) +
+                        (status == ACLNN_SUCCESS ? "" : " (" + message + ")");
+            else if (message.find(error.fragment) == std::string::npos || message.rfind(op.api, 0) != 0)
+                fault = "the message does not name the op and say '" + error.fragment + "': " + message;
+            else if (message.find('\n') != std::string::npos)
+                fault = "the message is not one line: " + message;
+            else if (executor != nullptr)
+                fault = "a refused call handed out an executor";
+            else if (out->storage_bytes() != out_before)
+                fault = "a refused call wrote into its output";
+            if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
+            if (fault.empty())
+                kit.report.pass(group, op.api);
+            else
+                kit.report.fail(group, op.api, error.name, fault);
+        }
+
+        // The second phase: a null executor, and an executor already consumed by its run.
+        {
+            const aclnnStatus status = op.second_phase(nullptr, 0, nullptr, nullptr);
+            const std::string message = aclGetRecentErrMsg();
+            if (status == ACLNN_ERR_PARAM_NULLPTR && message.find("executor is null") != std::string::npos)
+                kit.report.pass(group, op.api);
+            else
+                kit.report.fail(group, op.api, "run_null_executor",
+                                "status " + std::to_string(status) + " (" + message + "), expected " +
+                                    std::to_string(ACLNN_ERR_PARAM_NULLPTR));
+        }
+        {
+            uint64_t workspace_size = 0;
+            aclOpExecutor* executor = nullptr;
+            std::string fault;
+            void* workspace = nullptr;
+            if (op.first_phase(valid.tensors, valid.attrs, &workspace_size, &executor) != ACLNN_SUCCESS) {
+                fault = std::string("the valid call was refused: ") + aclGetRecentErrMsg();
+            } else {
+                if (workspace_size > 0) aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+                if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
+                    aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+                    fault = std::string("the valid call failed: ") + aclGetRecentErrMsg();
+                else if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_ERR_PARAM_INVALID)
+                    fault = "running a consumed executor again was not ACLNN_ERR_PARAM_INVALID";
+                else if (std::string(aclGetRecentErrMsg()).find("consumed") == std::string::npos)
+                    fault = std::string("running a consumed executor: the message does not say so: ") +
+                            aclGetRecentErrMsg();
+                if (workspace != nullptr) aclrtFree(workspace);
+            }
+            if (fault.empty())
+                kit.report.pass(group, op.api);
+            else
+                kit.report.fail(group, op.api, "run_consumed_executor", fault);
+        }
+
+        // An empty self: workspace 0, and the run writes nothing into an elementwise output.
+        {
+            std::string fault;
+            const std::vector<int64_t> empty = {0, 5};
+            Call call = valid;
+            for (size_t i = 0; i < op.operands.size(); ++i)
+                call.tensors[i] = (op.operands[i] == op.output && false) ? nullptr : scratch.make(empty, ACL_FLOAT);
+            uint64_t workspace_size = 1;
+            aclOpExecutor* executor = nullptr;
+            if (op.first_phase(call.tensors, call.attrs, &workspace_size, &executor) != ACLNN_SUCCESS)
+                fault = std::string("refused: ") + aclGetRecentErrMsg();
+            else if (workspace_size != 0)
+                fault = "asked for a workspace of " + std::to_string(workspace_size) + " bytes";
+            else if (op.second_phase(nullptr, 0, executor, nullptr) != ACLNN_SUCCESS ||
+                     aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+                fault = std::string("the run failed: ") + aclGetRecentErrMsg();
+            if (fault.empty())
+                kit.report.pass(group, op.api);
+            else
+                kit.report.fail(group, op.api, "empty_self", fault);
+        }
+    } catch (const std::exception& error) {
+        kit.report.fail(group, op.api, "setup", error.what());
+    }
+}
+
+// A host-memory operand: the backend either computes the call as with device memory or
+// refuses it at the first phase with a message; the default stream is used.
+void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCase& c) {
+    const char* group = kGroupRefusals;
+    try {
+        UploadedCase uploaded(c.golden);
+        std::string message;
+        if (uploaded.run(nullptr, message) != ACLNN_SUCCESS) {
+            kit.report.fail(group, op.api, "host_memory_self", "the device-memory call failed: " + message);
+            return;
+        }
+        const auto device_result = uploaded.output();
+        uploaded.reset_output();
+        const GoldenTensor& self = c.golden.tensors.at("self");
+        std::vector<uint8_t> host(self.storage);
+        aclTensor* host_self = aclCreateTensor(self.view.data(), self.view.size(), self.dtype, self.strides.data(),
+                                               self.offset, ACL_FORMAT_ND, self.storage_shape.data(),
+                                               self.storage_shape.size(), host.data());
+        std::vector<const aclTensor*> arguments = uploaded.arguments();
+        arguments[slot_of(op, "self")] = host_self;
+        uint64_t workspace_size = 0;
+        aclOpExecutor* executor = nullptr;
+        const aclnnStatus first = op.first_phase(arguments, c.golden.attrs, &workspace_size, &executor);
+        std::string fault;
+        if (first != ACLNN_SUCCESS) {
+            message = aclGetRecentErrMsg();
+            fault = refusal_fault(op, first, message);
+            if (fault.empty() && message.find("self") == std::string::npos)
+                fault = "the refusal does not name the operand self: " + message;
+            if (fault.empty()) {
+                kit.report.refuse(group, op.api, "host_memory_self", message);
+                aclDestroyTensor(host_self);
+                return;
+            }
+        } else {
+            void* workspace = nullptr;
+            if (workspace_size > 0) aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+            if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
+                aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+                fault = std::string("accepted at the first phase, then failed: ") + aclGetRecentErrMsg();
+            else if (uploaded.output() != device_result)
+                fault = "accepted, but the result differs from the same call with device memory";
+            if (workspace != nullptr) aclrtFree(workspace);
+        }
+        aclDestroyTensor(host_self);
+        if (fault.empty())
+            kit.report.pass(group, op.api);
+        else
+            kit.report.fail(group, op.api, "host_memory_self", fault);
+    } catch (const std::exception& error) {
+        kit.report.fail(group, op.api, "host_memory_self", error.what());
+    }
+}
+
+namespace {
+
+// One memory rule: "" when it holds, else what broke.
+struct MemoryCase {
+    const char* name;
+    std::function<std::string()> check;
+};
+
+std::string code_fault(const char* what, aclError got, aclError want) {
+    const std::string message = aclGetRecentErrMsg();
+    if (got != want)
+        return std::string(what) + " returned " + std::to_string(got) + ", expected " + std::to_string(want) +
+               (message.empty() ? "" : " (" + message + ")");
+    if (want != ACL_SUCCESS && message.empty()) return std::string(what) + " failed without a message";
+    return "";
+}
+
+std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
+    std::vector<uint8_t> data(bytes);
+    for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>((i * 131 + seed * 17 + (i >> 8)) & 0xff);
+    return data;
+}
+
+}  // namespace
+
+void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& ops) {
+    const char* group = kGroupMemory;
+    const std::vector<MemoryCase> cases = {
+        {"malloc_sizes_roundtrip",
+         [] {
+             for (size_t bytes : {size_t{1}, size_t{3}, size_t{32}, size_t{4097}, size_t{1} << 20}) {
+                 void* device = nullptr;
+                 if (auto f = code_fault("aclrtMalloc", aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST),
+                                         ACL_SUCCESS);
+                     !f.empty())
+                     return f + " for " + std::to_string(bytes) + " bytes";
+                 if (reinterpret_cast<uintptr_t>(device) % 32 != 0)
+                     return "aclrtMalloc(" + std::to_string(bytes) + ") is not 32-byte aligned";
+                 const auto data = pattern(bytes, static_cast<unsigned>(bytes));
+                 std::vector<uint8_t> back(bytes);
+                 aclrtMemcpy(device, bytes, data.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+                 aclrtMemcpy(back.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+                 aclrtFree(device);
+                 if (back != data) return std::to_string(bytes) + " bytes did not come back as they were copied in";
+             }
+             return std::string();
+         }},
+        {"blocks_do_not_overlap",
+         [] {
+             std::vector<void*> blocks(16, nullptr);
+             for (size_t i = 0; i < blocks.size(); ++i) {
+                 if (aclrtMalloc(&blocks[i], 1000, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+                     return std::string("aclrtMalloc failed: ") + aclGetRecentErrMsg();
+                 aclrtMemset(blocks[i], 1000, static_cast<int32_t>(i + 1), 1000);
+             }
+             std::string fault;
+             for (size_t i = 0; i < blocks.size() && fault.empty(); ++i) {
+                 std::vector<uint8_t> back(1000);
+                 aclrtMemcpy(back.data(), 1000, blocks[i], 1000, ACL_MEMCPY_DEVICE_TO_HOST);
+                 for (uint8_t byte : back)
+                     if (byte != i + 1) fault = "block " + std::to_string(i) + " was overwritten by another";
+             }
+             for (void* block : blocks) aclrtFree(block);
+             return fault;
+         }},
+        {"copy_device_to_device_at_offsets",
+         [] {
+             void *a = nullptr, *b = nullptr;
+             aclrtMalloc(&a, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+             aclrtMalloc(&b, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+             const auto data = pattern(4096, 7);
+             aclrtMemcpy(a, 4096, data.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE);
+             aclrtMemset(b, 4096, 0, 4096);
+             std::string fault = code_fault("aclrtMemcpy device to device",
+                                            aclrtMemcpy(static_cast<char*>(b) + 100, 3000, static_cast<char*>(a) + 7,
+                                                        2000, ACL_MEMCPY_DEVICE_TO_DEVICE),
+                                            ACL_SUCCESS);
+             std::vector<uint8_t> back(4096);
+             aclrtMemcpy(back.data(), 4096, b, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
+             for (size_t i = 0; i < 4096 && fault.empty(); ++i) {
+                 const uint8_t want = i >= 100 && i < 2100 ? data[i - 100 + 7] : 0;
+                 if (back[i] != want) fault = "byte " + std::to_string(i) + " of the destination is wrong";
+             }
+             aclrtFree(a);
+             aclrtFree(b);
+             return fault;
+         }},
+        {"memset_within_block",
+         [] {
+             void* a = nullptr;
+             aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+             aclrtMemset(a, 256, 0x11, 256);
+             std::string fault =
+                 code_fault("aclrtMemset", aclrtMemset(static_cast<char*>(a) + 10, 246, 0x7f, 20), ACL_SUCCESS);
+             std::vector<uint8_t> back(256);
+             aclrtMemcpy(back.data(), 256, a, 256, ACL_MEMCPY_DEVICE_TO_HOST);
+             for (size_t i = 0; i < 256 && fault.empty(); ++i)
+                 if (back[i] != (i >= 10 && i < 30 ? 0x7f : 0x11)) fault = "byte " + std::to_string(i) + " is wrong";
+             aclrtFree(a);
+             return fault;
+         }},
+        {"free_twice_refused",
+         [] {
+             void* a = nullptr;
+             aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+             if (auto f = code_fault("the first aclrtFree", aclrtFree(a), ACL_SUCCESS); !f.empty()) return f;
+             return code_fault("a second aclrtFree of one block", aclrtFree(a), ACL_ERROR_INVALID_PARAM);
+         }},
+        {"free_of_host_memory_refused",
+         [] {
+             std::vector<uint8_t> host(64);
+             return code_fault("aclrtFree of host memory", aclrtFree(host.data()), ACL_ERROR_INVALID_PARAM);
+         }},
+        {"malloc_zero_refused",
+         [] {
+             void* a = nullptr;
+             return code_fault("aclrtMalloc of 0 bytes", aclrtMalloc(&a, 0, ACL_MEM_MALLOC_HUGE_FIRST),
+                               ACL_ERROR_INVALID_PARAM);
+         }},
+        {"malloc_over_2e48_refused",
+         [] {
+             void* a = nullptr;
+             return code_fault("aclrtMalloc of 2^60 bytes",
+                               aclrtMalloc(&a, size_t{1} << 60, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_BAD_ALLOC);
+         }},
+        {"malloc_beyond_device_memory",
+         [] {
+             void* a = nullptr;
+             const aclError status = aclrtMalloc(&a, size_t{1} << 47, ACL_MEM_MALLOC_HUGE_FIRST);
+             if (status == ACL_SUCCESS) {
+                 aclrtFree(a);
+                 return std::string("128 TiB of device memory was handed out");
+             }
+             return code_fault("aclrtMalloc of 2^47 bytes", status, ACL_ERROR_RT_MEMORY_ALLOCATION);
+         }},
+        {"copy_past_dest_max_refused",
+         [] {
+             void* a = nullptr;
+             aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+             std::vector<uint8_t> host(128);
+             const std::string fault = code_fault(
+                 "aclrtMemcpy with count above destMax",
+                 aclrtMemcpy(a, 64, host.data(), 128, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+             aclrtFree(a);
+             return fault;
+         }},
+        {"malloc_free_reuse",
+         [] {
+             for (int round = 0; round < 64; ++round) {
+                 void* a = nullptr;
+                 if (aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+                     return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
+                 if (aclrtFree(a) != ACL_SUCCESS) return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
+             }
+             return std::string();
+         }},
+        {"async_copy_in_stream_order",
+         [] {
+             aclrtStream stream = nullptr;
+             if (aclrtCreateStream(&stream) != ACL_SUCCESS) return std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
+             void *a = nullptr, *b = nullptr;
+             aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
+             aclrtMalloc(&b, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
+             const auto data = pattern(1 << 16, 3);
+             std::vector<uint8_t> back(1 << 16);
+             std::string fault = code_fault("aclrtMemcpyAsync",
+                                            aclrtMemcpyAsync(a, 1 << 16, data.data(), 1 << 16,
+                                                             ACL_MEMCPY_HOST_TO_DEVICE, stream),
+                                            ACL_SUCCESS);
+             if (fault.empty())
+                 fault = code_fault("aclrtMemcpyAsync",
+                                    aclrtMemcpyAsync(b, 1 << 16, a, 1 << 16, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+                                    ACL_SUCCESS);
+             if (fault.empty())
+                 fault = code_fault("aclrtMemcpyAsync",
+                                    aclrtMemcpyAsync(back.data(), 1 << 16, b, 1 << 16, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+                                    ACL_SUCCESS);
+             if (fault.empty()) fault = code_fault("aclrtSynchronizeStream", aclrtSynchronizeStream(stream), ACL_SUCCESS);
+             if (fault.empty() && back != data) fault = "three copies in stream order did not give the data back";
+             aclrtFree(a);
+             aclrtFree(b);
+             aclrtDestroyStream(stream);
+             return fault;
+         }},
+    };
+    for (const MemoryCase& c : cases) {
+        std::string fault;
+        try {
+            fault = c.check();
+        } catch (const std::exception& error) {
+            fault = error.what();
+        }
+        if (fault.empty())
+            kit.report.pass(group, "device");
+        else
+            kit.report.fail(group, "device", c.name, fault);
+    }
+    for (const OpUnderTest* op : ops) {
+        const RandomCase c = concurrency_case(*op, kit.seed + 7, {3, 70});
+        run_host_memory_case(kit, *op, c);
+    }
+}
+
+}  // namespace nnplug::conformance

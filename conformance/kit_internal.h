@@ -1,0 +1,110 @@
+// The parts of the conformance kit (kit.cpp drives them): the report, a case uploaded to
+// the device and run through both phases, the expected results of a case, and the groups.
+#pragma once
+
+#include <acl/acl.h>
+#include <aclnn/acl_meta.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device_tensor.h"
+#include "golden_cases.h"
+#include "op_catalog.h"
+
+namespace nnplug::conformance {
+
+// The outcome of every case, by group and op; thread-safe.
+class Report {
+public:
+    void pass(const std::string& group, const std::string& op);
+    void refuse(const std::string& group, const std::string& op, const std::string& name, const std::string& message);
+    void fail(const std::string& group, const std::string& op, const std::string& name, const std::string& message);
+
+    struct Tally {
+        int passed = 0, refused = 0, failed = 0;
+        std::vector<std::string> refusals, failures;  // "<case>: <message>"
+    };
+    struct Group {
+        std::string name;
+        std::vector<std::pair<std::string, Tally>> ops;  // in the order they were first reported
+    };
+    std::vector<Group> groups() const;
+
+private:
+    Tally& tally(const std::string& group, const std::string& op);
+    mutable std::mutex mutex_;
+    std::vector<Group> groups_;
+};
+
+// A case's operands in device memory, ready to run any number of times.
+class UploadedCase {
+public:
+    explicit UploadedCase(const GoldenCase& golden);
+    // Restores the output's storage to the case's initial bytes.
+    void reset_output() const;
+    // The first phase; on success *executor holds the executor and *workspace its size.
+    aclnnStatus first_phase(uint64_t* workspace, aclOpExecutor** executor) const;
+    // Both phases on stream (null: the default one) and a synchronize, with a fresh
+    // executor; the message of a failure is in `message`.
+    aclnnStatus run(aclrtStream stream, std::string& message) const;
+    std::vector<uint8_t> output() const;                  // the output's storage
+    std::vector<std::vector<uint8_t>> inputs() const;     // each present input's storage
+    const std::vector<const aclTensor*>& arguments() const { return arguments_; }
+
+private:
+    const GoldenCase& golden_;
+    const OpUnderTest& op_;
+    std::vector<std::unique_ptr<DeviceTensor>> tensors_;
+    std::vector<const aclTensor*> arguments_;
+    const DeviceTensor* output_ = nullptr;
+    std::vector<const DeviceTensor*> inputs_;
+};
+
+// A call the first phase refused although every argument is valid: only the backend
+// refuses those (its `supports`, or the SoC's dtypes). Returns "" when the refusal is
+// well-formed (ACLNN_ERR_PARAM_INVALID, one line naming the op, no executor), else why not.
+std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::string& message);
+
+// The random cases of an op, with their expected results.
+struct RandomCase {
+    GoldenCase golden;              // the operands, as a golden case without expectations
+    std::vector<uint8_t> canonical;  // out's storage per the canonical float32 expressions
+    std::vector<double> reference;   // float64 per view element, or the one reduced value
+    std::vector<double> magnitude;   // per reference value: the terms' magnitude (cancellation allowance)
+};
+std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool quick);
+// A case of `shape` with contiguous operands and out padded, for the concurrency checks.
+RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vector<int64_t>& shape);
+// Why a run's output does not match a random case's expectations, or "".
+std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, const std::vector<uint8_t>& output);
+
+struct KitContext {
+    Report& report;
+    uint64_t seed;
+    bool quick;
+    unsigned threads;
+    std::vector<GoldenCase> golden;
+};
+
+void run_golden_group(KitContext& kit, const OpUnderTest& op);
+void run_random_group(KitContext& kit, const OpUnderTest& op);  // also the untouched-storage and repeat groups
+void run_error_group(KitContext& kit, const OpUnderTest& op);
+void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
+void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& ops);
+
+// Group names, in the order the report prints them.
+inline constexpr const char* kGroupGolden = "golden";
+inline constexpr const char* kGroupRandom = "random";
+inline constexpr const char* kGroupUntouched = "untouched";
+inline constexpr const char* kGroupRepeat = "repeat";
+inline constexpr const char* kGroupErrors = "errors";
+inline constexpr const char* kGroupConcurrency = "concurrency";
+inline constexpr const char* kGroupRefusals = "refusals";
+inline constexpr const char* kGroupMemory = "memory";
+
+}  // namespace nnplug::conformance

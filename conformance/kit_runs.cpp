@@ -1,0 +1,326 @@
+// The kit's report, a case uploaded and run through the public API, and the groups that run
+// cases: golden, random (with untouched storage and repeated runs), concurrency.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "kit_internal.h"
+
+namespace nnplug::conformance {
+
+// ---- Report -------------------------------------------------------------------------------
+
+Report::Tally& Report::tally(const std::string& group, const std::string& op) {
+    auto group_at = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.name == group; });
+    if (group_at == groups_.end()) group_at = groups_.insert(groups_.end(), Group{group, {}});
+    auto& ops = group_at->ops;
+    auto op_at = std::find_if(ops.begin(), ops.end(), [&](const auto& entry) { return entry.first == op; });
+    if (op_at == ops.end()) op_at = ops.insert(ops.end(), {op, Tally{}});
+    return op_at->second;
+}
+
+void Report::pass(const std::string& group, const std::string& op) {
+    std::lock_guard lock(mutex_);
+    ++tally(group, op).passed;
+}
+
+void Report::refuse(const std::string& group, const std::string& op, const std::string& name,
+                    const std::string& message) {
+    std::lock_guard lock(mutex_);
+    Tally& entry = tally(group, op);
+    ++entry.refused;
+    entry.refusals.push_back(name + ": " + message);
+}
+
+void Report::fail(const std::string& group, const std::string& op, const std::string& name,
+                  const std::string& message) {
+    std::lock_guard lock(mutex_);
+    Tally& entry = tally(group, op);
+    ++entry.failed;
+    entry.failures.push_back(name + ": " + message);
+}
+
+std::vector<Report::Group> Report::groups() const {
+    std::lock_guard lock(mutex_);
+    return groups_;
+}
+
+// ---- UploadedCase ---------------------------------------------------------------------------
+
+UploadedCase::UploadedCase(const GoldenCase& golden) : golden_(golden), op_(op_named(golden.op)) {
+    for (const std::string& role : op_.operands) {
+        const auto found = golden.tensors.find(role);
+        if (found == golden.tensors.end() || !found->second.present) {
+            arguments_.push_back(nullptr);
+            continue;
+        }
+        const GoldenTensor& t = found->second;
+        tensors_.push_back(
+            std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype));
+        arguments_.push_back(tensors_.back()->get());
+        if (role == op_.output)
+            output_ = tensors_.back().get();
+        else
+            inputs_.push_back(tensors_.back().get());
+    }
+    if (output_ == nullptr) throw std::runtime_error("case " + golden.name + " has no output");
+}
+
+void UploadedCase::reset_output() const { output_->upload(golden_.tensors.at(op_.output).storage); }
+
+aclnnStatus UploadedCase::first_phase(uint64_t* workspace, aclOpExecutor** executor) const {
+    return op_.first_phase(arguments_, golden_.attrs, workspace, executor);
+}
+
+aclnnStatus UploadedCase::run(aclrtStream stream, std::string& message) const {
+    const aclnnStatus status = run_op(op_, arguments_, golden_.attrs, stream);
+    if (status != ACLNN_SUCCESS) message = aclGetRecentErrMsg();
+    return status;
+}
+
+std::vector<uint8_t> UploadedCase::output() const { return output_->storage_bytes(); }
+
+std::vector<std::vector<uint8_t>> UploadedCase::inputs() const {
+    std::vector<std::vector<uint8_t>> result;
+    for (const DeviceTensor* input : inputs_) result.push_back(input->storage_bytes());
+    return result;
+}
+
+std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::string& message) {
+    if (status != ACLNN_ERR_PARAM_INVALID)
+        return "a valid call failed its first phase with status " + std::to_string(status) + " (a refusal is " +
+               std::to_string(ACLNN_ERR_PARAM_INVALID) + "): " + message;
+    if (message.find('\n') != std::string::npos) return "the refusal's message is not one line: " + message;
+    const std::string prefix = std::string(op.api) + ": ";
+    if (message.rfind(prefix, 0) != 0 || message.size() <= prefix.size() + 3)
+        return "the refusal's message does not give the op and a reason: '" + message + "'";
+    return "";
+}
+
+namespace {
+
+// Runs one case and sorts it: a refusal at the first phase (checked), a failure, or its
+// output; returns true with the output when the case ran.
+bool run_and_sort(Report& report, const char* group, const OpUnderTest& op, const GoldenCase& golden,
+                  std::vector<uint8_t>& output, const UploadedCase* uploaded = nullptr) {
+    std::unique_ptr<UploadedCase> own;
+    try {
+        if (uploaded == nullptr) {
+            own = std::make_unique<UploadedCase>(golden);
+            uploaded = own.get();
+        }
+    } catch (const std::exception& error) {
+        report.fail(group, op.api, golden.name, error.what());
+        return false;
+    }
+    uint64_t workspace = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus first = uploaded->first_phase(&workspace, &executor);
+    if (first != ACLNN_SUCCESS) {
+        const std::string message = aclGetRecentErrMsg();
+        std::string fault = refusal_fault(op, first, message);
+        if (fault.empty() && executor != nullptr) fault = "a refused call handed out an executor";
+        if (fault.empty() && uploaded->output() != golden.tensors.at(op.output).storage)
+            fault = "a refused call wrote into its output";
+        if (fault.empty())
+            report.refuse(group, op.api, golden.name, message);
+        else
+            report.fail(group, op.api, golden.name, fault);
+        return false;
+    }
+    aclDestroyAclOpExecutor(executor);
+    std::string message;
+    if (uploaded->run(nullptr, message) != ACLNN_SUCCESS) {
+        report.fail(group, op.api, golden.name, "the call failed after its first phase succeeded: " + message);
+        return false;
+    }
+    output = uploaded->output();
+    return true;
+}
+
+std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+    if (got.size() != want.size()) return "the output has another size";
+    for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i]) return "byte " + std::to_string(i) + " of the output's storage differs";
+    return "";
+}
+
+}  // namespace
+
+// ---- Groups -----------------------------------------------------------------------------------
+
+void run_golden_group(KitContext& kit, const OpUnderTest& op) {
+    for (const GoldenCase& golden : kit.golden) {
+        if (golden.op != op.name) continue;
+        GoldenRun run;
+        if (!run_and_sort(kit.report, kGroupGolden, op, golden, run.output)) continue;
+        const std::string fault = check_golden_run(golden, run);
+        if (fault.empty())
+            kit.report.pass(kGroupGolden, op.api);
+        else
+            kit.report.fail(kGroupGolden, op.api, golden.name, fault);
+    }
+}
+
+void run_random_group(KitContext& kit, const OpUnderTest& op) {
+    const auto cases = random_cases(op, kit.seed, kit.quick);
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const RandomCase& c = cases[i];
+        std::unique_ptr<UploadedCase> uploaded;
+        try {
+            uploaded = std::make_unique<UploadedCase>(c.golden);
+        } catch (const std::exception& error) {
+            kit.report.fail(kGroupRandom, op.api, c.golden.name, error.what());
+            continue;
+        }
+        const auto inputs_before = uploaded->inputs();
+        std::vector<uint8_t> output;
+        if (!run_and_sort(kit.report, kGroupRandom, op, c.golden, output, uploaded.get())) continue;
+        const std::string fault = check_random_run(op, c, output);
+        // (check_random_run also checks the storage around the view; the untouched group
+        // reports that separately, with the inputs.)
+        if (fault.empty() || fault.rfind("storage element", 0) == 0)
+            kit.report.pass(kGroupRandom, op.api);
+        else
+            kit.report.fail(kGroupRandom, op.api, c.golden.name, fault);
+
+        std::string untouched = fault.rfind("storage element", 0) == 0 ? fault : "";
+        const auto inputs_after = uploaded->inputs();
+        for (size_t k = 0; k < inputs_after.size() && untouched.empty(); ++k)
+            if (inputs_after[k] != inputs_before[k]) untouched = "an input's storage was written (" +
+                                                               first_difference(inputs_after[k], inputs_before[k]) + ")";
+        if (untouched.empty())
+            kit.report.pass(kGroupUntouched, op.api);
+        else
+            kit.report.fail(kGroupUntouched, op.api, c.golden.name, untouched);
+
+        // Repeated runs: one repeatable executor run three times, and a fresh one, each
+        // from the same starting storage, give the same bits.
+        if (i % 4 != 0) continue;
+        uint64_t workspace_size = 0;
+        aclOpExecutor* executor = nullptr;
+        std::string repeat;
+        if (uploaded->first_phase(&workspace_size, &executor) != ACLNN_SUCCESS ||
+            aclSetAclOpExecutorRepeatable(executor) != ACLNN_SUCCESS) {
+            repeat = std::string("a repeatable executor could not be made: ") + aclGetRecentErrMsg();
+        } else {
+            void* workspace = nullptr;
+            if (workspace_size > 0) aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+            for (int run = 0; run < 3 && repeat.empty(); ++run) {
+                uploaded->reset_output();
+                if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
+                    aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+                    repeat = "run " + std::to_string(run + 1) + " of a repeatable executor failed: " +
+                             aclGetRecentErrMsg();
+                else if (const auto diff = first_difference(uploaded->output(), output); !diff.empty())
+                    repeat = "run " + std::to_string(run + 1) + " of a repeatable executor: " + diff;
+            }
+            aclDestroyAclOpExecutor(executor);
+            if (workspace != nullptr) aclrtFree(workspace);
+            std::string message;
+            uploaded->reset_output();
+            if (repeat.empty() && uploaded->run(nullptr, message) != ACLNN_SUCCESS) repeat = "a fresh run failed: " + message;
+            if (repeat.empty())
+                if (const auto diff = first_difference(uploaded->output(), output); !diff.empty())
+                    repeat = "a fresh executor: " + diff;
+        }
+        if (repeat.empty())
+            kit.report.pass(kGroupRepeat, op.api);
+        else
+            kit.report.fail(kGroupRepeat, op.api, c.golden.name, repeat);
+    }
+}
+
+void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
+    const std::vector<int64_t> shape = kit.quick ? std::vector<int64_t>{16, 1000} : std::vector<int64_t>{64, 2048};
+    const unsigned threads = std::max(2u, kit.threads);
+    const int runs = kit.quick ? 4 : 8;
+    std::vector<RandomCase> cases;
+    std::vector<std::unique_ptr<UploadedCase>> uploaded;
+    std::vector<std::vector<uint8_t>> baseline(threads);
+    const std::string dims = std::to_string(shape[0]) + "x" + std::to_string(shape[1]);
+    for (unsigned t = 0; t < threads; ++t) cases.push_back(concurrency_case(op, kit.seed + 1000 + t, shape));
+    // Sequential runs first: each thread's data on its own gives the bits every later run must give.
+    for (unsigned t = 0; t < threads; ++t) {
+        uploaded.push_back(std::make_unique<UploadedCase>(cases[t].golden));
+        if (!run_and_sort(kit.report, kGroupConcurrency, op, cases[t].golden, baseline[t], uploaded[t].get())) return;
+        if (const auto fault = check_random_run(op, cases[t], baseline[t]); !fault.empty()) {
+            kit.report.fail(kGroupConcurrency, op.api, "sequential_" + dims, fault);
+            return;
+        }
+    }
+
+    // Several host threads, each on its own stream and data, launching at once.
+    const std::string threads_name = "threads_" + std::to_string(threads) + "x" + std::to_string(runs) + "_" + dims;
+    std::vector<std::string> faults(threads);
+    std::atomic<unsigned> ready{0};
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            std::string& fault = faults[t];
+            aclrtStream stream = nullptr;
+            if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtCreateStream(&stream) != ACL_SUCCESS) {
+                fault = std::string("a stream could not be made: ") + aclGetRecentErrMsg();
+                ++ready;
+                return;
+            }
+            ++ready;
+            while (ready.load() < threads) std::this_thread::yield();
+            for (int run = 0; run < runs && fault.empty(); ++run) {
+                uploaded[t]->reset_output();
+                std::string message;
+                if (uploaded[t]->run(stream, message) != ACLNN_SUCCESS)
+                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) + " failed: " + message;
+                else if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]); !diff.empty())
+                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
+                            " differs from the same call run alone: " + diff;
+            }
+            aclrtDestroyStream(stream);
+        });
+    }
+    for (auto& worker : workers) worker.join();
+    std::string fault;
+    for (const auto& f : faults)
+        if (fault.empty()) fault = f;
+    if (fault.empty())
+        kit.report.pass(kGroupConcurrency, op.api);
+    else
+        kit.report.fail(kGroupConcurrency, op.api, threads_name, fault);
+
+    // One host thread launching on several streams before synchronizing any.
+    const std::string streams_name = "streams_" + std::to_string(threads) + "_" + dims;
+    fault.clear();
+    std::vector<aclrtStream> streams(threads, nullptr);
+    std::vector<void*> workspaces(threads, nullptr);
+    for (unsigned t = 0; t < threads && fault.empty(); ++t) {
+        uploaded[t]->reset_output();
+        uint64_t workspace_size = 0;
+        aclOpExecutor* executor = nullptr;
+        if (aclrtCreateStream(&streams[t]) != ACL_SUCCESS ||
+            uploaded[t]->first_phase(&workspace_size, &executor) != ACLNN_SUCCESS) {
+            fault = std::string("stream ") + std::to_string(t) + ": " + aclGetRecentErrMsg();
+            break;
+        }
+        if (workspace_size > 0) aclrtMalloc(&workspaces[t], workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+        if (op.second_phase(workspaces[t], workspace_size, executor, streams[t]) != ACLNN_SUCCESS)
+            fault = std::string("the launch on stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
+    }
+    for (unsigned t = 0; t < threads; ++t) {
+        if (streams[t] == nullptr) continue;
+        if (aclrtSynchronizeStream(streams[t]) != ACL_SUCCESS && fault.empty())
+            fault = std::string("stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
+        if (fault.empty())
+            if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]); !diff.empty())
+                fault = "stream " + std::to_string(t) + " differs from the same call run alone: " + diff;
+        aclrtDestroyStream(streams[t]);
+        if (workspaces[t] != nullptr) aclrtFree(workspaces[t]);
+    }
+    if (fault.empty())
+        kit.report.pass(kGroupConcurrency, op.api);
+    else
+        kit.report.fail(kGroupConcurrency, op.api, streams_name, fault);
+}
+
+}  // namespace nnplug::conformance

@@ -1,0 +1,330 @@
+// The kit's random cases: operands of random shapes, broadcasts, strided views, dtypes and
+// reductions, with values that reach the ops' clamps and edges, and their expected results
+// computed here on the host: the canonical float32 expressions of <nnplug/ops/*_math.h>
+// rounded into out's dtype, and the float64 reference of ops/*/reference/.
+#include <bce_reference.h>
+#include <bce_with_logits_reference.h>
+#include <nnplug/dtype_convert.h>
+#include <nnplug/ops/bce_math.h>
+#include <nnplug/ops/bce_with_logits_math.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "kit_internal.h"
+
+namespace nnplug::conformance {
+namespace {
+
+constexpr float kSentinel = 1234.5f;
+
+struct OpTraits {
+    bool logits;    // the with-logits family (self holds logits, out's dtype is target's)
+    bool reducing;  // a loss: reduction mean/sum reduces out to one element
+};
+
+OpTraits traits(const OpUnderTest& op) {
+    return {op.name.rfind("with_logits", 0) == 0, op.name == "forward" || op.name == "with_logits"};
+}
+
+aclDataType pick_dtype(std::mt19937_64& random) {
+    const double u = std::uniform_real_distribution<double>(0, 1)(random);
+    return u < 0.6 ? ACL_FLOAT : u < 0.8 ? ACL_FLOAT16 : ACL_BF16;
+}
+
+// A value for an operand role, with the edges of the ops' expressions now and then.
+float pick_value(const std::string& role, bool logits, std::mt19937_64& random) {
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    const bool edge = unit(random) < 0.15f;
+    if (role == "self" && !logits) {  // a probability: near 0 and 1 the backward's clamp decides
+        static const float edges[] = {0.0f, 1.0f, 1e-7f, 3e-8f, 0.99999994f, 0.9999999f, 5e-7f, 1e-4f, 0.5f};
+        return edge ? edges[random() % std::size(edges)] : unit(random);
+    }
+    if (role == "self") {  // a logit
+        static const float edges[] = {0.0f, 1e-3f, -1e-3f, 20.0f, -20.0f, 30.0f, -30.0f, 90.0f, -90.0f, 100.0f, -100.0f};
+        return edge ? edges[random() % std::size(edges)] : std::uniform_real_distribution<float>(-8.0f, 8.0f)(random);
+    }
+    if (role == "target") return edge ? static_cast<float>(random() % 2) : unit(random);
+    if (role == "weight") return 2.0f * unit(random);
+    if (role == "posWeight") return 0.1f + 2.9f * unit(random);
+    return std::uniform_real_distribution<float>(-2.0f, 2.0f)(random);  // gradOutput
+}
+
+// A shape that broadcasts to `shape`: some leading dimensions dropped, some set to 1.
+std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& shape, std::mt19937_64& random) {
+    std::vector<int64_t> result(shape.begin() + static_cast<std::ptrdiff_t>(random() % (shape.size() + 1)), shape.end());
+    for (auto& dim : result)
+        if (random() % 3 == 0) dim = 1;
+    return result;
+}
+
+// Lays a tensor of `shape` out in storage: contiguous, padded (rows longer than the view,
+// a leading offset) or transposed (the last two dimensions swapped in memory); the storage
+// holds values from fill for every element, in the view or not.
+template <typename Fill>
+GoldenTensor layout(const std::vector<int64_t>& shape, aclDataType dtype, int kind, Fill&& fill) {
+    GoldenTensor t;
+    t.present = true;
+    t.dtype = dtype;
+    t.view = shape;
+    const size_t rank = shape.size();
+    int64_t storage_elements = element_count(shape);
+    if (kind == 1 && rank >= 1) {  // padded
+        std::vector<int64_t> padded = shape;
+        padded.back() += 3;
+        t.strides = contiguous_strides(padded);
+        t.offset = 2;
+        storage_elements = element_count(padded) + 2;
+    } else if (kind == 2 && rank >= 2) {  // transposed
+        std::vector<int64_t> swapped = shape;
+        std::swap(swapped[rank - 1], swapped[rank - 2]);
+        const auto strides = contiguous_strides(swapped);
+        t.strides = strides;
+        std::swap(t.strides[rank - 1], t.strides[rank - 2]);
+    } else {
+        t.strides = contiguous_strides(shape);
+    }
+    t.storage_shape = {storage_elements};
+    std::vector<float> values(static_cast<size_t>(storage_elements));
+    for (auto& value : values) value = fill();
+    t.storage = encode(values, dtype);
+    return t;
+}
+
+aclDataType promoted(aclDataType a, aclDataType b) { return a == b ? a : ACL_FLOAT; }
+
+// The value of element `n` (row-major over out's view shape `shape`) of tensor t, which
+// broadcasts to shape.
+float value_at(const GoldenTensor& t, const std::vector<int64_t>& shape, int64_t n) {
+    int64_t element = t.offset;
+    const size_t lead = shape.size() - t.view.size();
+    for (size_t k = shape.size(); k-- > 0;) {
+        const int64_t index = n % shape[k];
+        n /= shape[k];
+        if (k >= lead && t.view[k - lead] != 1) element += index * t.strides[k - lead];
+    }
+    return value_of(bits_at(t.storage, t.dtype, static_cast<size_t>(element)), t.dtype);
+}
+
+struct Element {
+    float canonical;
+    double reference, magnitude;
+};
+
+// One element of the op, canonical and float64, from its operands' values.
+Element evaluate(const OpUnderTest& op, float g, float x, float y, float w, float p, bool has_p, float scale,
+                 double scale64) {
+    const double dg = g, dx = x, dy = y, dw = w, dp = has_p ? p : reference::kNoPosWeight;
+    if (op.name == "forward")
+        return {bce_forward(w, x, y), reference::bce_forward(dw, dx, dy), 0.0};
+    if (op.name == "backward")
+        return {bce_backward(g, w, x, y, scale), reference::bce_backward(dg, dw, dx, dy, scale64), 0.0};
+    const double m = std::max(-dx, 0.0), sp = std::log1p(std::exp(-std::fabs(dx)));
+    if (op.name == "with_logits") {
+        const float c = has_p ? bce_with_logits_forward_pos(x, y, w, p) : bce_with_logits_forward(x, y, w);
+        return {c, reference::bce_with_logits_forward(dw, dp, dx, dy),
+                std::fabs(dw) * (std::fabs((1 - dy) * dx) + std::fabs((dp - 1) * dy + 1) * (m + sp) + 1)};
+    }
+    if (op.name == "with_logits_backward") {
+        const float c = has_p ? bce_with_logits_backward_pos(g, x, y, w, p, scale)
+                              : bce_with_logits_backward(g, x, y, w, scale);
+        const double t = dp * dy;
+        return {c, reference::bce_with_logits_backward(dg, dw, dp, dx, dy, scale64),
+                std::fabs(dg * dw * scale64) * (std::fabs(t + 1 - dy) + std::fabs(t))};
+    }
+    const float c = has_p ? bce_with_logits_target_backward_pos(g, x, w, p, scale)
+                          : bce_with_logits_target_backward(g, x, w, scale);
+    return {c, reference::bce_with_logits_target_backward(dg, dw, dp, dx, scale64),
+            std::fabs(dg * dw * scale64) * (std::fabs(dx) + (1 + std::fabs(dp)) * (m + sp + 1))};
+}
+
+void store_value(std::vector<uint8_t>& storage, aclDataType dtype, int64_t element, float value) {
+    store_from_f32(storage.data(), dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
+                                                                                               : NNPLUG_DTYPE_BF16,
+                   element, value);
+}
+
+// Fills in the expectations of a case whose operands are set.
+void expect(const OpUnderTest& op, RandomCase& c) {
+    const GoldenCase& golden = c.golden;
+    const auto role = [&](const std::string& name) -> const GoldenTensor* {
+        const auto found = golden.tensors.find(name);
+        return found != golden.tensors.end() && found->second.present ? &found->second : nullptr;
+    };
+    const GoldenTensor& self = *role("self");
+    const GoldenTensor& out = *role(op.output);
+    const std::vector<int64_t>& shape = self.view;
+    const int64_t count = element_count(shape);
+    const int64_t reduction = golden.attrs.at(0);
+    const bool reduced_out = traits(op).reducing && reduction != 0;
+    const double scale64 = !traits(op).reducing && reduction == 1 ? 1.0 / static_cast<double>(count) : 1.0;
+    const float scale = static_cast<float>(scale64);
+    const bool logits_forward = op.name == "with_logits";
+    const GoldenTensor* target = role("target");
+    const aclDataType promotion = target ? promoted(self.dtype, target->dtype) : self.dtype;
+    const auto cast = [&](float v) { return logits_forward ? rounded_to(v, promotion) : v; };
+    const GoldenTensor *grad = role("gradOutput"), *weight = role("weight"), *pos = role("posWeight");
+    c.canonical = out.storage;
+    double canonical_sum = 0, reference_sum = 0, magnitude_sum = 0;
+    const auto out_view = out.view_indices();
+    for (int64_t n = 0; n < count; ++n) {
+        const float g = grad ? value_at(*grad, shape, n) : 1.0f;
+        const float x = value_at(self, shape, n);
+        const float y = target ? value_at(*target, shape, n) : 0.0f;
+        const float w = weight ? cast(value_at(*weight, shape, n)) : 1.0f;
+        const float p = pos ? cast(value_at(*pos, shape, n)) : 1.0f;
+        const Element e = evaluate(op, g, x, y, w, p, pos != nullptr, scale, scale64);
+        if (reduced_out) {
+            canonical_sum += e.canonical;
+            reference_sum += e.reference;
+            magnitude_sum += e.magnitude;
+        } else {
+            store_value(c.canonical, out.dtype, out_view[static_cast<size_t>(n)], e.canonical);
+            c.reference.push_back(e.reference);
+            c.magnitude.push_back(e.magnitude);
+        }
+    }
+    if (reduced_out) {
+        const double divisor = reduction == 1 ? static_cast<double>(count) : 1.0;
+        store_value(c.canonical, out.dtype, out_view[0], static_cast<float>(canonical_sum / divisor));
+        c.reference.push_back(reference_sum / divisor);
+        c.magnitude.push_back(magnitude_sum / divisor);
+    }
+}
+
+std::string number(double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.9g", value);
+    return text;
+}
+
+const char* dtype_word(aclDataType dtype) { return dtype == ACL_FLOAT ? "f32" : dtype == ACL_FLOAT16 ? "f16" : "bf16"; }
+
+// A case of op over self's `shape`; layouts and dtypes drawn from random unless plain.
+RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::vector<int64_t>& shape,
+                     int64_t reduction, bool plain, const std::string& name) {
+    const OpTraits kind = traits(op);
+    RandomCase c;
+    GoldenCase& golden = c.golden;
+    golden.op = op.name;
+    golden.attrs = {reduction};
+    const aclDataType target_dtype = plain ? ACL_FLOAT : pick_dtype(random);
+    std::string dtypes;
+    for (const std::string& role : op.operands) {
+        const bool optional = role == "weight" || role == "posWeight";
+        if (optional && !plain && random() % 4 == 0) {
+            golden.tensors[role] = GoldenTensor{};
+            dtypes += "-";
+            continue;
+        }
+        const bool output = role == op.output;
+        aclDataType dtype = plain ? ACL_FLOAT : pick_dtype(random);
+        if (role == "target" || (output && kind.logits)) dtype = target_dtype;
+        std::vector<int64_t> view = shape;
+        if (output && kind.reducing && reduction != 0) view = random() % 2 ? std::vector<int64_t>{} : std::vector<int64_t>{1};
+        else if (role == "posWeight" && !shape.empty() && random() % 2) view = {shape.back()};
+        else if (role == "gradOutput" || role == "weight" || role == "posWeight")
+            view = plain ? shape : broadcast_shape(shape, random);
+        const int layout_kind = plain ? (output ? 1 : 0) : static_cast<int>(random() % 3);
+        golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
+                                      : layout(view, dtype, layout_kind, [&] { return pick_value(role, kind.logits, random); });
+        dtypes += dtype_word(dtype);
+        dtypes += "-";
+    }
+    std::string dims;
+    for (int64_t dim : shape) dims += (dims.empty() ? "" : "x") + std::to_string(dim);
+    golden.name = name + "_" + (dims.empty() ? "0d" : dims) + "_" + dtypes + "r" + std::to_string(reduction);
+    expect(op, c);
+    return c;
+}
+
+}  // namespace
+
+std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool quick) {
+    std::mt19937_64 random(seed ^ std::hash<std::string>{}(op.name));
+    std::vector<RandomCase> cases;
+    const int count = quick ? 40 : 240;
+    for (int i = 0; i < count; ++i) {
+        std::vector<int64_t> shape(static_cast<size_t>(random() % 5));
+        for (auto& dim : shape) dim = 1 + static_cast<int64_t>(random() % 7);
+        if (i % 12 == 11) shape = {1 + static_cast<int64_t>(random() % 64), 257 + static_cast<int64_t>(random() % 700)};
+        const int64_t reduction = static_cast<int64_t>(random() % 3);
+        char name[16];
+        std::snprintf(name, sizeof name, "r%03d", i);
+        cases.push_back(make_case(op, random, shape, reduction, false, name));
+    }
+    return cases;
+}
+
+RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vector<int64_t>& shape) {
+    std::mt19937_64 random(seed);
+    return make_case(op, random, shape, 0, true, "concurrent");
+}
+
+std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, const std::vector<uint8_t>& output) {
+    const GoldenCase& golden = expected.golden;
+    const GoldenTensor& out = golden.tensors.at(op.output);
+    const aclDataType dtype = out.dtype;
+    if (output.size() != out.storage.size()) return "the output's storage was not read back";
+    const auto view = out.view_indices();
+    std::vector<bool> in_view(output.size() / element_size(dtype), false);
+    for (int64_t index : view) in_view[static_cast<size_t>(index)] = true;
+    const bool reduced = view.size() == 1 && expected.reference.size() == 1 && traits(op).reducing &&
+                         golden.attrs.at(0) != 0;
+    for (size_t n = 0; n < view.size(); ++n) {
+        const size_t at = static_cast<size_t>(view[n]);
+        const uint32_t got_bits = bits_at(output, dtype, at), want_bits = bits_at(expected.canonical, dtype, at);
+        const float got = value_of(got_bits, dtype), want = value_of(want_bits, dtype);
+        const double reference = expected.reference[n];
+        const double allowance = 4 * 0x1p-23 * expected.magnitude[n];
+        const std::string where = reduced ? (golden.attrs[0] == 1 ? "mean: " : "sum: ")
+                                          : "view element " + std::to_string(n) + ": ";
+        if (std::isnan(want) || std::isnan(reference)) {
+            if (!std::isnan(got)) return where + "expected NaN, got " + number(got);
+            continue;
+        }
+        if (std::isinf(want)) {
+            if (got != want) return where + "expected " + number(want) + ", got " + number(got);
+            continue;
+        }
+        // Against the canonical float32 expression: the BCE backward exactly (every operation
+        // is exactly rounded), the others within a few ulps (exp and log are the backend's own).
+        if (reduced) {
+            const double tolerance = (dtype == ACL_FLOAT ? 1e-6 * std::fabs(want) : ulp_of(want, dtype)) + allowance + 1e-37;
+            if (std::fabs(static_cast<double>(got) - want) > tolerance)
+                return where + number(got) + " is not within " + number(tolerance) + " of the canonical " + number(want);
+        } else if (op.name == "backward") {
+            if (got_bits != want_bits)
+                return where + number(got) + " is not the canonical expression's " + number(want) + " (" +
+                       std::to_string(ulp_distance(got_bits, want_bits, dtype)) + " ulps)";
+        } else {
+            const double tolerance = (dtype == ACL_FLOAT ? 4 : 1) * ulp_of(want, dtype) + 2 * allowance;
+            if (std::fabs(static_cast<double>(got) - want) > tolerance)
+                return where + number(got) + " is " + std::to_string(ulp_distance(got_bits, want_bits, dtype)) +
+                       " ulps from the canonical " + number(want) + " (allowed " +
+                       (dtype == ACL_FLOAT ? "4" : "1") + " plus " + number(2 * allowance) + ")";
+        }
+        // Against float64.
+        if (dtype == ACL_FLOAT) {
+            const double rtol = reduced ? 1e-6 : 1e-5;
+            const double tolerance = rtol * std::fabs(reference) + 1e-37 + allowance;
+            if (std::fabs(static_cast<double>(got) - reference) > tolerance)
+                return where + number(got) + " is not within " + number(tolerance) + " of the float64 reference " +
+                       number(reference);
+        } else {
+            const float rounded = rounded_to(static_cast<float>(reference), dtype);
+            const double tolerance = ulp_of(rounded, dtype) + allowance + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
+            if (!std::isinf(rounded) && std::fabs(static_cast<double>(got) - rounded) > tolerance)
+                return where + number(got) + " is more than one ulp from the float64 reference " + number(reference);
+        }
+    }
+    for (size_t i = 0; i < in_view.size(); ++i)
+        if (!in_view[i] && bits_at(output, dtype, i) != bits_at(out.storage, dtype, i))
+            return "storage element " + std::to_string(i) + " outside the output's view was written";
+    return "";
+}
+
+}  // namespace nnplug::conformance

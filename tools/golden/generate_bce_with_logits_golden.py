@@ -6,7 +6,7 @@ so the test suite needs no PyTorch. Needs Debian's python3-torch (PyTorch 1.13):
 
     /usr/bin/python3 tools/golden/generate_bce_with_logits_golden.py [--output ...]
 
-Ops, by their word in tests/support/op_catalog.cpp: `with_logits` (the loss),
+Ops, by their word in conformance/op_catalog.cpp: `with_logits` (the loss),
 `with_logits_backward` (gradient w.r.t. self), `with_logits_target_backward` (w.r.t. target).
 Semantics: docs/ops/binary_cross_entropy_with_logits.md. Each case has
 - `reference_f64`: PyTorch's float64 result on the operands' values (the loss per view element

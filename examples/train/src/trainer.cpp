@@ -104,13 +104,22 @@ namespace {
 
 // What a shard sends to the combine: its loss sum, correct count and gradient. Each
 // process's part of the combine starts with a header carrying its stop request.
+// Records sit at 64-byte boundaries in every process: where a shard's gradient lands in
+// memory decides how Eigen splits its vector loops (aligned packets, scalar ends), so it
+// must not depend on the shard's place in its process's part.
+constexpr int64_t kAlignment = 64;
 struct ShardRecordLayout {
     int64_t parameters = 0;
-    int64_t bytes = 0;  // a multiple of 8
+    int64_t bytes = 0;  // a multiple of kAlignment
     explicit ShardRecordLayout(int64_t parameter_count)
-        : parameters(parameter_count), bytes(16 + (4 * parameter_count + 7) / 8 * 8) {}
+        : parameters(parameter_count), bytes((16 + 4 * parameter_count + kAlignment - 1) / kAlignment * kAlignment) {}
 };
-constexpr int64_t kHeaderBytes = 16;
+constexpr int64_t kHeaderBytes = kAlignment;
+
+char* aligned_start(std::vector<double>& storage) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    return reinterpret_cast<char*>((address + kAlignment - 1) / kAlignment * kAlignment);
+}
 
 struct ShardRecord {
     double* loss_sum;
@@ -240,7 +249,7 @@ int run_training(const RunRequest& request) {
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
     const ShardRecordLayout layout(static_cast<int64_t>(model.parameters().size()));
     // The combine: this process's header and shard records, then everyone's.
-    std::vector<double> send_storage(static_cast<size_t>((kHeaderBytes + max_shards * layout.bytes) / 8));
+    std::vector<double> send_storage(static_cast<size_t>((kHeaderBytes + max_shards * layout.bytes + kAlignment) / 8));
     std::vector<double> receive_storage(ranks > 1 ? static_cast<size_t>((ranks * kHeaderBytes + max_shards * layout.bytes) / 8)
                                                   : 0);
     std::vector<int64_t> part_bytes(static_cast<size_t>(ranks)), part_offsets(static_cast<size_t>(ranks));
@@ -304,7 +313,7 @@ int run_training(const RunRequest& request) {
         const int64_t own_begin = own_first * rows_per_shard;
         const int64_t own_end = std::min(own_last * rows_per_shard, rows);
         const BatchRows batch{split.train.features.data(), order.data() + first};
-        char* send = reinterpret_cast<char*>(send_storage.data());
+        char* send = aligned_start(send_storage);
         std::memcpy(send, &stop_request, sizeof(stop_request));
         arena.execute([&] {
             tbb::parallel_for(tbb::blocked_range<int64_t>(own_first, own_last, 1), [&](const tbb::blocked_range<int64_t>& r) {

@@ -1,0 +1,231 @@
+// Data-parallel runs of nnplug_train under mpirun: the same bytes whatever the number of
+// ranks, resume with the same number, and a rank that dies stopping the job.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl_test_support.h"
+
+extern char** environ;
+
+namespace {
+
+using nnplug::test::TempFolder;
+using Clock = std::chrono::steady_clock;
+
+std::string read_text(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct RunResult {
+    int exit_code = -1;  // 128 + signal when killed; -2 when it did not finish in time
+    std::string output;  // stdout and stderr
+};
+
+pid_t start(std::vector<std::string> arguments, const std::filesystem::path& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (auto& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int status = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return status == 0 ? pid : -1;
+}
+
+// Waits up to `seconds`; a process still running then is killed with its group and -2 returned.
+int wait_for(pid_t pid, double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    while (true) {
+        int status = 0;
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (done < 0) return -1;
+        if (Clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -2;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+// nnplug_train alone (ranks 0) or under mpirun -np ranks, as root if need be.
+std::vector<std::string> command(int ranks, const std::filesystem::path& output, const std::vector<std::string>& extra) {
+    std::vector<std::string> arguments;
+    if (ranks > 0)
+        arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none", "--allow-run-as-root",
+                     "-np", std::to_string(ranks)};
+    arguments.insert(arguments.end(), {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()});
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return arguments;
+}
+
+RunResult run(int ranks, const std::filesystem::path& output, const std::vector<std::string>& extra,
+              double seconds = 60) {
+    std::filesystem::create_directories(output.parent_path());
+    const auto log = output.string() + ".log";
+    RunResult result;
+    const pid_t pid = start(command(ranks, output, extra), log);
+    if (pid > 0) result.exit_code = wait_for(pid, seconds);
+    result.output = read_text(log);
+    return result;
+}
+
+size_t metric_rows(const std::filesystem::path& output) {
+    const std::string csv = read_text(output / "metrics.csv");
+    const size_t lines = static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n'));
+    return lines > 0 ? lines - 1 : 0;
+}
+
+// The process of the job whose command line names `output` and whose rank is `rank`.
+pid_t rank_process(const std::filesystem::path& output, int rank) {
+    const std::string wanted_rank = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string command_line = read_text(entry.path() / "cmdline");
+        if (command_line.find(NNPLUG_TRAIN_PROGRAM) != 0 || command_line.find(output.string()) == std::string::npos)
+            continue;
+        std::istringstream environment(read_text(entry.path() / "environ"));
+        for (std::string variable; std::getline(environment, variable, '\0');)
+            if (variable == wanted_rank) return static_cast<pid_t>(std::stol(name));
+    }
+    return -1;
+}
+
+class TrainMpi : public ::testing::Test {
+protected:
+    TempFolder folder;
+};
+
+// 32 shards of 64 rows per batch of 2048 (the last batch of each epoch: 12), so three
+// ranks take 11, 11 and 10 of them and two ranks 16 each.
+const std::vector<std::string> kLogistic = {"--synthetic", "6000,8", "--set", "train.batch_size=2048",
+                                            "--set", "train.epochs=3", "--set", "checkpoint.every=1"};
+// An MLP on the bce ops (probabilities, pos_weight in the sample weights), SGD with weight
+// decay: the other paths of the model, loss and optimizer.
+const std::vector<std::string> kMlp = {"--synthetic", "3000,6", "--set", "train.batch_size=512", "--set",
+                                       "train.epochs=3", "--set", "model.kind=mlp", "--set", "model.hidden=[8,4]",
+                                       "--set", "loss=bce", "--set", "train.pos_weight=2", "--set",
+                                       "optimizer.kind=sgd", "--set", "optimizer.weight_decay=0.001"};
+
+void expect_the_same_bytes_for_any_ranks(const std::filesystem::path& folder, const std::vector<std::string>& settings) {
+    const RunResult alone = run(0, folder / "alone", settings);
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    const std::string csv = read_text(folder / "alone" / "metrics.csv");
+    const std::string checkpoint = read_text(folder / "alone" / "checkpoint.bin");
+    ASSERT_EQ(metric_rows(folder / "alone"), 3u) << csv;
+    for (const int ranks : {1, 2, 3}) {
+        const auto output = folder / ("np" + std::to_string(ranks));
+        const RunResult result = run(ranks, output, settings);
+        ASSERT_EQ(result.exit_code, 0) << result.output;
+        EXPECT_EQ(read_text(output / "metrics.csv"), csv) << ranks << " ranks";
+        // The whole state: parameters, optimizer moments, metrics.
+        EXPECT_TRUE(read_text(output / "checkpoint.bin") == checkpoint) << ranks << " ranks";
+        if (ranks > 1) {
+            EXPECT_NE(result.output.find("Parallel: " + std::to_string(ranks) + " processes"), std::string::npos)
+                << result.output;
+        }
+        // Rank 0 alone writes: one set of console lines, no leftover per-rank config.
+        EXPECT_EQ(result.output.find("epoch    1/3"), result.output.rfind("epoch    1/3")) << result.output;
+        for (const auto& entry : std::filesystem::directory_iterator(output)) {
+            EXPECT_EQ(entry.path().filename().string().find(".config.rank"), std::string::npos) << entry.path();
+        }
+    }
+}
+
+TEST_F(TrainMpi, LogisticMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
+    expect_the_same_bytes_for_any_ranks(folder.path(), kLogistic);
+}
+
+TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
+    expect_the_same_bytes_for_any_ranks(folder.path(), kMlp);
+}
+
+TEST_F(TrainMpi, ResumeWithTheSameRanksEndsWithTheMetricsOfAnUninterruptedRun) {
+    const RunResult whole = run(0, folder.path() / "whole", kLogistic);
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    // 3 batches per epoch: 4 stops inside epoch 2, 6 at the end of it.
+    for (const char* stop_after : {"4", "6"}) {
+        const auto output = folder.path() / (std::string("cut") + stop_after);
+        auto interrupted = kLogistic;
+        interrupted.insert(interrupted.end(), {"--interrupt-after-batches", stop_after});
+        const RunResult first = run(2, output, interrupted);
+        ASSERT_EQ(first.exit_code, 130) << first.output;
+        EXPECT_NE(first.output.find("checkpoint written"), std::string::npos) << first.output;
+        auto resumed = kLogistic;
+        resumed.push_back("--resume");
+        const RunResult second = run(2, output, resumed);
+        ASSERT_EQ(second.exit_code, 0) << second.output;
+        EXPECT_NE(second.output.find("Resumed from"), std::string::npos) << second.output;
+        EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"))
+            << "interrupted after " << stop_after << " batches";
+    }
+}
+
+TEST_F(TrainMpi, AKilledRankStopsTheJobNamingItAndTheLastCheckpointResumes) {
+    const auto output = folder.path() / "killed";
+    // Many short epochs with a checkpoint after each: the kill lands while training.
+    const std::vector<std::string> settings = {"--synthetic", "4000,8", "--set", "train.batch_size=256",
+                                               "--set", "checkpoint.every=1"};
+    auto endless = settings;
+    endless.insert(endless.end(), {"--set", "train.epochs=100000"});
+    const auto log = folder.path() / "killed.log";
+    const pid_t job = start(command(3, output, endless), log);
+    ASSERT_GT(job, 0);
+    for (int i = 0; i < 1200 && read_text(log).find("epoch    3/") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_NE(read_text(log).find("epoch    3/"), std::string::npos) << read_text(log);
+    const pid_t victim = rank_process(output, 1);
+    ASSERT_GT(victim, 0) << "rank 1 not found";
+    const auto killed_at = Clock::now();
+    ASSERT_EQ(kill(victim, SIGKILL), 0);
+    const int exit_code = wait_for(job, 30);
+    const double seconds = std::chrono::duration<double>(Clock::now() - killed_at).count();
+    const std::string text = read_text(log);
+    ASSERT_NE(exit_code, -2) << "the job did not stop within 30 s of the kill:\n" << text;
+    EXPECT_NE(exit_code, 0) << text;
+    EXPECT_LT(seconds, 10.0) << text;
+    EXPECT_NE(text.find("rank 1"), std::string::npos) << text;
+    std::printf("job stopped %.2f s after rank 1 was killed, exit code %d\n", seconds, exit_code);
+
+    // The last checkpoint is whole: resume with the same ranks, one epoch further, and end
+    // with the metrics of a run of that many epochs.
+    const size_t epochs = metric_rows(output) + 1;
+    ASSERT_GE(epochs, 3u);
+    auto finite = settings;
+    finite.insert(finite.end(), {"--set", "train.epochs=" + std::to_string(epochs)});
+    auto resumed = finite;
+    resumed.push_back("--resume");
+    const RunResult second = run(3, output, resumed);
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    const RunResult whole = run(0, folder.path() / "whole", finite);
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"));
+}
+
+TEST_F(TrainMpi, AnErrorInEveryRankStopsTheJobWithTheRankNamed) {
+    const RunResult result = run(2, folder.path() / "bad", {"--set", "optimizer.lrr=0.1"}, 30);
+    ASSERT_NE(result.exit_code, -2) << "hung:\n" << result.output;
+    EXPECT_NE(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("unknown key 'optimizer.lrr'"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("rank "), std::string::npos) << result.output;
+}
+
+}  // namespace

@@ -6,8 +6,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
+#include "install_layout.h"
 #include "logging.h"
 #include "spelling.h"
 
@@ -154,6 +158,50 @@ bool load_runtime_config(const std::filesystem::path& path, RuntimeConfig& confi
         return false;
     }
     config = std::move(parsed);
+    return true;
+}
+
+namespace {
+
+const char* environment(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// Which file to read: the argument, $NNPLUG_CONFIG, the installed default, or none.
+std::optional<std::filesystem::path> config_file(const char* argument) {
+    if (argument != nullptr && *argument != '\0') return std::filesystem::path(argument);
+    if (const char* from_environment = environment("NNPLUG_CONFIG")) return std::filesystem::path(from_environment);
+    const auto bundled = bundled_default_config();
+    if (std::filesystem::exists(bundled)) return bundled;
+    return std::nullopt;
+}
+
+}  // namespace
+
+bool load_effective_config(const char* argument, RuntimeConfig& config, ConfigError& error) {
+    RuntimeConfig effective;
+    if (const auto file = config_file(argument))
+        if (!load_runtime_config(*file, effective, error)) return false;
+    if (const char* backend = environment("NNPLUG_BACKEND")) effective.backend = backend;
+    if (const char* level = environment("NNPLUG_LOG_LEVEL")) effective.log_level = level;
+    if (const char* insecure = environment("NNPLUG_ALLOW_INSECURE_PLUGINS")) {
+        const std::string_view value = insecure;
+        if (value != "1" && value != "0" && value != "true" && value != "false") {
+            error = {ACL_ERROR_INVALID_PARAM,
+                     fmt::format("aclInit: NNPLUG_ALLOW_INSECURE_PLUGINS is '{}'; expected 1, 0, true or false",
+                                 value)};
+            return false;
+        }
+        effective.allow_insecure_plugins = value == "1" || value == "true";
+    }
+    if (!parse_log_level(effective.log_level)) {
+        error = {ACL_ERROR_INVALID_PARAM,
+                 fmt::format("aclInit: log level '{}' is not one of trace, debug, info, warn, error, off",
+                             effective.log_level)};
+        return false;
+    }
+    config = std::move(effective);
     return true;
 }
 

@@ -42,4 +42,10 @@ struct ConfigError {
 bool load_runtime_config(const std::filesystem::path& file, RuntimeConfig& config,
                          ConfigError& error);
 
+// The config aclInit(argument) runs with: the file named by argument, else $NNPLUG_CONFIG,
+// else the installed default.yaml, else the built-in defaults; then NNPLUG_BACKEND,
+// NNPLUG_LOG_LEVEL and NNPLUG_ALLOW_INSECURE_PLUGINS override their keys. False with the
+// error (its message starts "aclInit: ") when the file or an override is bad.
+bool load_effective_config(const char* argument, RuntimeConfig& config, ConfigError& error);
+
 }  // namespace nnplug

@@ -3,17 +3,12 @@
 #include <acl/acl.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string_view>
 #include <vector>
 
-#include "install_layout.h"
 #include "logging.h"
 #include "plugin_locator.h"
 #include "runtime.h"
-#include "spelling.h"
 
 namespace nnplug {
 namespace {
@@ -26,20 +21,6 @@ std::unique_ptr<Runtime> runtime;  // null outside aclInit..aclFinalize
 
 // A backend cannot drive more devices than this; a larger count is a broken plugin.
 constexpr uint32_t kMaxDevices = 1024;
-
-const char* environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
-// Which file to read: the argument, $NNPLUG_CONFIG, the installed default, or none.
-std::optional<std::filesystem::path> config_file(const char* argument) {
-    if (argument != nullptr && *argument != '\0') return std::filesystem::path(argument);
-    if (const char* from_environment = environment("NNPLUG_CONFIG")) return std::filesystem::path(from_environment);
-    const auto bundled = bundled_default_config();
-    if (std::filesystem::exists(bundled)) return bundled;
-    return std::nullopt;
-}
 
 // Destroys what was created so far when a later device fails to come up.
 struct CreatedDevices {
@@ -71,30 +52,12 @@ aclError create_device(const nnplug_plugin& plugin, const std::vector<nnplug_opt
 
 aclError initialize(const char* config_path) {
     RuntimeConfig config;
-    if (const auto file = config_file(config_path)) {
-        ConfigError error;
-        if (!load_runtime_config(*file, config, error)) {
-            set_last_error(error.message);
-            return error.code;
-        }
+    ConfigError failure;
+    if (!load_effective_config(config_path, config, failure)) {
+        set_last_error(failure.message);
+        return failure.code;
     }
-    if (const char* backend = environment("NNPLUG_BACKEND")) config.backend = backend;
-    if (const char* level = environment("NNPLUG_LOG_LEVEL")) config.log_level = level;
-    if (const char* insecure = environment("NNPLUG_ALLOW_INSECURE_PLUGINS")) {
-        const std::string_view value = insecure;
-        if (value != "1" && value != "0" && value != "true" && value != "false") {
-            set_last_error("aclInit: NNPLUG_ALLOW_INSECURE_PLUGINS is '{}'; expected 1, 0, true or false", value);
-            return ACL_ERROR_INVALID_PARAM;
-        }
-        config.allow_insecure_plugins = value == "1" || value == "true";
-    }
-    const auto level = parse_log_level(config.log_level);
-    if (!level) {
-        set_last_error("aclInit: log level '{}' is not one of trace, debug, info, warn, error, off",
-                       config.log_level);
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    log().set_level(*level);
+    log().set_level(*parse_log_level(config.log_level));
 
     std::string error;
     const auto search_path = plugin_search_path(config.plugin_paths);

@@ -114,7 +114,14 @@ void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& s
         else if (!serves(target, kind))
             problem = fmt::format("backend '{}' does not implement it", target.name);
         const bool other_fallback = fallback != nullptr && fallback->name != target.name;
-        if (!problem.empty())
+        const bool separate_memory =
+            target.routed != nullptr && (primary->table().device->memory_kind != NNPLUG_MEMORY_HOST ||
+                                         target.routed->plugin().device->memory_kind != NNPLUG_MEMORY_HOST);
+        if (separate_memory && problem.empty())
+            report.note = fmt::format("every call is refused: the tensors are memory of '{}', and an op runs on "
+                                      "another backend only when both use host memory",
+                                      primary->table().name);
+        else if (!problem.empty())
             report.note = other_fallback ? fmt::format("{}; its calls go to the fallback '{}'{}", problem,
                                                        fallback->name,
                                                        serves(*fallback, kind) ? "" : ", which cannot serve it either")

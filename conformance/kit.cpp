@@ -110,7 +110,8 @@ void print_report(const Report& report, std::ostream& out, bool verbose) {
         {kGroupMemory, "aclrtMalloc, aclrtMemcpy(Async), aclrtMemset and aclrtFree rules"},
     };
     const auto groups = report.groups();
-    for (const auto& [name, description] : kDescriptions) {
+    for (const auto& entry : kDescriptions) {
+        const std::string name = entry.first, description = entry.second;
         const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
         if (group == groups.end()) continue;
         out << "\n" << name << ": " << description << "\n";

@@ -217,7 +217,7 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
         const bool optional = role == "weight" || role == "posWeight";
         if (optional && !plain && random() % 4 == 0) {
             golden.tensors[role] = GoldenTensor{};
-            dtypes += "-";
+            dtypes += "none-";
             continue;
         }
         const bool output = role == op.output;

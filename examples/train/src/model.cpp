@@ -36,6 +36,24 @@ inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t 
     __builtin_prefetch(row + bytes - 1);
 }
 
+// dot(x, w, n) that also copies x to `copy`, in one pass.
+inline float copy_dot(const float* x, float* copy, const float* w, int64_t n) {
+    float lane[8] = {};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 8; ++j) {
+            const float value = x[k + j];
+            copy[k + j] = value;
+            lane[j] += value * w[k + j];
+        }
+    float sum = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+    for (; k < n; ++k) {
+        copy[k] = x[k];
+        sum += x[k] * w[k];
+    }
+    return sum;
+}
+
 }  // namespace
 
 Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output) : output_(output) {
@@ -73,8 +91,8 @@ void Model::initialize(RandomStream& random) {
 void Model::reserve(int64_t rows) {
     if (rows <= capacity_) return;
     capacity_ = rows;
+    gathered_.resize(rows, sizes_[0]);
     if (layers_.size() > 1) {
-        gathered_.resize(rows, sizes_[0]);
         for (size_t l = 0; l < layers_.size(); ++l) {
             activations_[l].resize(rows, layers_[l].outputs);
             deltas_[l].resize(rows, layers_[l].outputs);
@@ -108,8 +126,13 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
         const float bias = parameters_[layers_[0].bias_offset];
         float* logits = output_values_.data();  // the logit first, replaced by finish_rows
         for (int64_t k = begin; k < end; ++k) {
-            prefetch_row(rows, k + kPrefetchRows, end, inputs);
-            logits[k] = dot(rows.row(k, inputs), weight, inputs) + bias;
+            if (rows.index) {
+                // Gathered while it is read, so that backward reads the batch in order.
+                prefetch_row(rows, k + kPrefetchRows, end, inputs);
+                logits[k] = copy_dot(rows.row(k, inputs), gathered_.data() + k * inputs, weight, inputs) + bias;
+            } else {
+                logits[k] = dot(rows.data + k * inputs, weight, inputs) + bias;
+            }
         }
         finish_rows(logits, begin, end);
         return;
@@ -144,13 +167,13 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
                            float* gradient) {
     const int64_t inputs = sizes_[0];
     if (layers_.size() == 1) {
-        float* weight_grad = gradient + layers_[0].weight_offset;
+        float* __restrict weight_grad = gradient + layers_[0].weight_offset;
         std::fill(weight_grad, weight_grad + inputs, 0.0f);
         float bias_grad = 0.0f;
+        const float* gathered = gathered_.data();
         for (int64_t k = begin; k < end; ++k) {
-            prefetch_row(rows, k + kPrefetchRows, end, inputs);
             const float delta = output_delta(grad_outputs, k);
-            const float* x = rows.row(k, inputs);
+            const float* x = rows.index ? gathered + k * inputs : rows.data + k * inputs;
             for (int64_t j = 0; j < inputs; ++j) weight_grad[j] += delta * x[j];
             bias_grad += delta;
         }

@@ -205,8 +205,12 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
             Map below(deltas_[l - 1].data() + block * layer.inputs, count, layer.inputs);
             below.noalias() = delta * weight;
             // ReLU passes the gradient where its output was positive.
-            ConstMap above(activations_[l - 1].data() + block * layer.inputs, count, layer.inputs);
-            below = (above.array() > 0.0f).select(below, 0.0f);
+            // (A plain loop: the compiler makes it a vector mask, where Eigen's select
+            // stays a branch per element.)
+            const float* above = activations_[l - 1].data() + block * layer.inputs;
+            float* gradient_below = below.data();
+            for (int64_t i = 0; i < count * layer.inputs; ++i)
+                gradient_below[i] = above[i] > 0.0f ? gradient_below[i] : 0.0f;
         }
     }
 }

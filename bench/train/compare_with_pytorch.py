@@ -1,31 +1,48 @@
 #!/usr/bin/python3
-"""Training throughput of nnplug_train against PyTorch on the same machine.
+"""Training throughput of nnplug_train against PyTorch on the same machine, in one run.
 
-Both train the same model (logistic regression, or an MLP with --hidden), with the same
-loss (mean binary cross-entropy with balanced per-sample class weights on sigmoid
-outputs), optimizer (Adam, lr 0.01), batch size and data shape (a noisy linearly
-separable synthetic set, 80% of it trained on). Only the training loop is timed: per
-batch, gathering the shuffled rows, forward, loss, backward and the optimizer step.
-A benchmark, not a test: it prints samples/s of both and their ratio.
+Both train the same model on the same data shape (a noisy linearly separable synthetic
+set, 80% of it trained on) with the same loss (mean binary cross-entropy with balanced
+per-sample class weights; --loss bce: sigmoid outputs and BCELoss, bce_with_logits:
+logits and BCEWithLogitsLoss), optimizer (--optimizer: SGD with momentum 0.9, or Adam) and
+batch size. PyTorch is written the usual way: nn.Linear layers, the loss module,
+torch.optim, a shuffled index gather per batch; it runs at each of --torch-threads and
+its best counts. Only the training loop is timed: per batch, gathering the shuffled rows,
+forward, loss, backward and the optimizer step.
 
-  bench/train/compare_with_pytorch.py --program build/bin/nnplug_train --rows 1000000 --features 64
+The bound: an epoch must read every training row once (features, label and weight:
+4 * (D + 2) bytes a row), so no program trains faster than the STREAM triad bandwidth
+divided by those bytes. The triad is measured in the same run by nnplug_compare_bce (the
+bench/ target; build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads; nnplug's
+samples/s is printed as a share of that bound.
+
+A benchmark, not a test: it prints one Markdown table (and --json writes the numbers).
+
+  bench/train/compare_with_pytorch.py --program build/bin/nnplug_train --threads 2
 """
 import argparse
+import datetime
 import json
 import os
 import pathlib
+import platform
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-def nnplug_run(args, output):
+
+def nnplug_run(args, case, output):
     command = [args.program, "--synthetic", f"{args.rows},{args.features}", "--output", output,
-               "--set", f"train.epochs={args.epochs}", "--set", f"train.batch_size={args.batch_size}",
-               "--set", "optimizer.kind=adam", "--set", "optimizer.lr=0.01", "--set", "checkpoint.every=0"]
-    if args.hidden:
-        command += ["--set", "model.kind=mlp", "--set", f"model.hidden=[{args.hidden}]"]
+               "--set", f"train.epochs={case['epochs']}", "--set", f"train.batch_size={case['batch']}",
+               "--set", f"optimizer.kind={args.optimizer}", "--set", f"optimizer.lr={args.lr}",
+               "--set", "optimizer.momentum=0.9", "--set", f"loss={args.loss}", "--set", "checkpoint.every=0",
+               "--set", f"train.threads={args.threads}", "--set", f"backends.cpu_tbb.threads={args.threads}"]
+    if case["hidden"]:
+        command += ["--set", "model.kind=mlp", "--set", f"model.hidden=[{case['hidden']}]"]
     if args.backend:
         command += ["--backend", args.backend]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -33,10 +50,9 @@ def nnplug_run(args, output):
     return summary["train_samples_per_second"], summary["test_accuracy"], summary["backend"]
 
 
-def torch_run(args, threads):
+def torch_data(args):
     import torch
     torch.manual_seed(0)
-    torch.set_num_threads(threads)
     rows, features = args.rows, args.features
     x = torch.randn(rows, features)
     direction = torch.randn(features)
@@ -48,65 +64,158 @@ def torch_run(args, threads):
     x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
     positives = y_train.sum()
     class_weight = torch.tensor([train_rows / (2 * (train_rows - positives)), train_rows / (2 * positives)])
-    w_train = class_weight[y_train.long()]
+    return x_train.contiguous(), y_train, class_weight[y_train.long()], x_test, y_test
 
-    layers, width = [], features
-    for size in ([int(s) for s in args.hidden.split(",")] if args.hidden else []):
+
+def torch_run(args, case, data, threads):
+    import torch
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    x_train, y_train, w_train, x_test, y_test = data
+    train_rows = x_train.shape[0]
+    layers, width = [], args.features
+    for size in ([int(s) for s in case["hidden"].split(",")] if case["hidden"] else []):
         layers += [torch.nn.Linear(width, size), torch.nn.ReLU()]
         width = size
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(width, 1), torch.nn.Sigmoid())
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    layers.append(torch.nn.Linear(width, 1))
+    logits = args.loss == "bce_with_logits"
+    if not logits:
+        layers.append(torch.nn.Sigmoid())
+    model = torch.nn.Sequential(*layers)
+    if args.optimizer == "sgd":
+        optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     seconds, samples = 0.0, 0
-    for _ in range(args.epochs):
+    for _ in range(case["epochs"]):
         start = time.perf_counter()
         order = torch.randperm(train_rows)
-        for first in range(0, train_rows, args.batch_size):
-            rows_of_batch = order[first:first + args.batch_size]
-            probabilities = model(x_train[rows_of_batch]).squeeze(1)
-            loss = torch.nn.functional.binary_cross_entropy(probabilities, y_train[rows_of_batch],
-                                                            weight=w_train[rows_of_batch])
+        for first in range(0, train_rows, case["batch"]):
+            rows_of_batch = order[first:first + case["batch"]]
+            outputs = model(x_train[rows_of_batch]).squeeze(1)
+            weight = w_train[rows_of_batch]
+            if logits:
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(outputs, y_train[rows_of_batch],
+                                                                           weight=weight)
+            else:
+                loss = torch.nn.functional.binary_cross_entropy(outputs, y_train[rows_of_batch], weight=weight)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
         seconds += time.perf_counter() - start
         samples += train_rows
     with torch.no_grad():
-        accuracy = ((model(x_test).squeeze(1) >= 0.5).float() == y_test).float().mean().item()
+        scores = model(x_test).squeeze(1)
+        predicted = (scores >= 0.0) if logits else (scores >= 0.5)
+        accuracy = (predicted.float() == y_test).float().mean().item()
     return samples / seconds, accuracy, torch.__version__
+
+
+def triad_gbs(args):
+    """STREAM triad GB/s on args.threads threads, from nnplug_compare_bce's 64M float32 case."""
+    program = pathlib.Path(args.triad_program)
+    if not os.access(program, os.X_OK):
+        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
+                 "nnplug_compare_bce target, or pass --triad-program")
+    result = subprocess.run([str(program), "--threads", str(args.threads), "--sizes", "64M", "--dtypes", "float32",
+                             "--ops", "bce", "--reps", "5", "--markdown"],
+                            check=True, capture_output=True, text=True)
+    header, values = None, []
+    for line in result.stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if "triad GB/s" in cells:
+            header = cells
+        elif header and len(cells) == len(header) and re.match(r"^[0-9.]+$", cells[header.index("triad GB/s")]):
+            values.append(float(cells[header.index("triad GB/s")]))
+    if not values:
+        sys.exit(f"no triad GB/s in the output of {program}:\n{result.stdout}")
+    return max(values)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--program", default=str(pathlib.Path(__file__).resolve().parents[2] / "build/bin/nnplug_train"))
+    parser.add_argument("--program", default=str(ROOT / "build/bin/nnplug_train"))
+    parser.add_argument("--triad-program", default="",
+                        help="nnplug_compare_bce (default: beside --program)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--features", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--hidden", default="", help="MLP hidden sizes, e.g. 32,16 (default: logistic regression)")
+    parser.add_argument("--batches", default="256,4096,65536", help="logistic regression batch sizes")
+    parser.add_argument("--mlp", default="64,32", help="MLP hidden sizes ('' for none)")
+    parser.add_argument("--mlp-batches", default="256", help="MLP batch sizes")
+    parser.add_argument("--epochs", type=int, default=2, help="epochs of logistic regression")
+    parser.add_argument("--mlp-epochs", type=int, default=1, help="epochs of the MLP")
+    parser.add_argument("--loss", choices=["bce", "bce_with_logits"], default="bce",
+                        help="bce: sigmoid + BCELoss / aclnnBinaryCrossEntropy; "
+                             "bce_with_logits: BCEWithLogitsLoss / aclnnBinaryCrossEntropyWithLogits")
+    parser.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--backend", default="", help="nnplug backend (default: the config's, cpu_tbb)")
-    parser.add_argument("--threads", default=f"1,{os.cpu_count()}",
-                        help="PyTorch intra-op thread counts to try (the best one gives the ratio)")
+    parser.add_argument("--threads", type=int, default=2, help="nnplug's host and backend threads, and the triad's")
+    parser.add_argument("--torch-threads", default="1,2", help="PyTorch intra-op thread counts; the best one counts")
+    parser.add_argument("--json", default="", help="also write the numbers to this file")
     args = parser.parse_args()
     if not os.access(args.program, os.X_OK):
         sys.exit(f"{args.program} is not an executable: build nnplug_train first or pass --program")
+    if not args.triad_program:
+        args.triad_program = str(pathlib.Path(args.program).parent / "nnplug_compare_bce")
 
-    shape = f"{args.rows} x {args.features}, batch {args.batch_size}, {args.epochs} epochs, " + \
-            (f"MLP {args.hidden}" if args.hidden else "logistic regression")
-    print(f"Synthetic {shape}")
-    with tempfile.TemporaryDirectory() as output:
-        ours, our_accuracy, backend = nnplug_run(args, output)
-    print(f"nnplug_train ({backend}):      {ours:12,.0f} samples/s   test accuracy {our_accuracy:.4f}")
-    best = 0.0
-    for threads in sorted({int(t) for t in args.threads.split(",")}):
-        try:
-            theirs, their_accuracy, version = torch_run(args, threads)
-        except ImportError:
-            print("PyTorch is not installed (Debian: apt-get install python3-torch): no comparison")
-            return
-        best = max(best, theirs)
-        print(f"PyTorch {version} ({threads} thread{'s' if threads > 1 else ''}): "
-              f"{theirs:12,.0f} samples/s   test accuracy {their_accuracy:.4f}")
-    print(f"ratio nnplug / PyTorch (its best thread count): {ours / best:.2f}")
+    cases = [{"hidden": "", "batch": int(b), "epochs": args.epochs} for b in args.batches.split(",") if b]
+    if args.mlp:
+        cases += [{"hidden": args.mlp, "batch": int(b), "epochs": args.mlp_epochs}
+                  for b in args.mlp_batches.split(",") if b]
+    train_rows = args.rows - round(0.2 * args.rows)
+    bytes_per_row = 4 * (args.features + 2)
+
+    gbs = triad_gbs(args)
+    bound = gbs * 1e9 / bytes_per_row
+    try:
+        import torch  # noqa: F401
+        data = torch_data(args)
+    except ImportError:
+        data = None
+        print("PyTorch is not installed (Debian: apt-get install python3-torch, or tools/dev.sh perf): "
+              "no comparison", file=sys.stderr)
+
+    results = []
+    for case in cases:
+        with tempfile.TemporaryDirectory() as output:
+            ours, our_accuracy, backend = nnplug_run(args, case, output)
+        best, best_threads, by_threads, version = 0.0, 0, {}, ""
+        if data is not None:
+            for threads in sorted({int(t) for t in args.torch_threads.split(",")}):
+                theirs, their_accuracy, version = torch_run(args, case, data, threads)
+                by_threads[threads] = (theirs, their_accuracy)
+                if theirs > best:
+                    best, best_threads = theirs, threads
+        results.append({"model": f"MLP [{case['hidden']}]" if case["hidden"] else "logistic regression",
+                        "batch": case["batch"], "epochs": case["epochs"], "nnplug": ours,
+                        "nnplug_accuracy": our_accuracy, "torch": best, "torch_threads": best_threads,
+                        "torch_by_threads": {str(t): v for t, v in by_threads.items()},
+                        "ratio": ours / best if best else None, "share_of_bound": ours / bound})
+        r = results[-1]
+        print(f"# {r['model']}, batch {r['batch']}: nnplug {ours:,.0f} samples/s (accuracy {our_accuracy:.4f}); "
+              + ", ".join(f"PyTorch {t} thread(s) {v[0]:,.0f} (accuracy {v[1]:.4f})" for t, v in by_threads.items()),
+              file=sys.stderr)
+
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"{date}; {platform.node()}, {os.cpu_count()} CPUs; synthetic {args.rows:,} x {args.features} "
+          f"({train_rows:,} rows trained), loss {args.loss}, optimizer {args.optimizer} lr {args.lr}; "
+          f"nnplug_train on {backend} with {args.threads} threads; "
+          f"PyTorch {version or 'not installed'} at its best of {args.torch_threads} threads")
+    print(f"Triad {gbs:.2f} GB/s on {args.threads} threads; an epoch reads {bytes_per_row} bytes a row, "
+          f"so the bound is {bound / 1e6:.1f} M samples/s\n")
+    print("| model | batch | nnplug_train samples/s | PyTorch samples/s (threads) | ratio | share of the bound |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        torch_text = f"{r['torch'] / 1e6:.2f} M ({r['torch_threads']})" if r["torch"] else "-"
+        ratio_text = f"{r['ratio']:.1f}" if r["ratio"] else "-"
+        print(f"| {r['model']} | {r['batch']} | {r['nnplug'] / 1e6:.2f} M | {torch_text} | {ratio_text} | "
+              f"{r['share_of_bound']:.2f} |")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"date": date, "triad_gbs": gbs, "bound": bound,
+                                                       "bytes_per_row": bytes_per_row, "loss": args.loss,
+                                                       "optimizer": args.optimizer, "threads": args.threads,
+                                                       "results": results}, indent=2))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@
 
 #include "command.h"
 
-// Every subcommand, one line each: X(name) is nnplug::cli::name_command() of cli/name_command.cpp.
+// Every subcommand, one line each: X(name) is nnplug::cli::name_command() of
+// cli/name_command.cpp (listed in cli/CMakeLists.txt), which returns its Command.
 #define NNPLUG_SUBCOMMANDS(X) \
     X(conformance)              \
     X(info)

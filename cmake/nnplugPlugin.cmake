@@ -34,8 +34,10 @@ function(nnplug_add_plugin name)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${NNPLUG_PLUGIN_OUTPUT_DIR})
   endif()
   if(NOT ARG_NO_INSTALL AND NOT NNPLUG_PLUGIN_NO_INSTALL)
-    if(NOT ARG_DESTINATION)
+    if(NOT ARG_DESTINATION AND DEFINED NNPLUG_PLUGIN_DIR)  # an installed package's folder
       set(ARG_DESTINATION ${NNPLUG_PLUGIN_DIR})
+    elseif(NOT ARG_DESTINATION)  # inside nnplug's own build: where the shipped backends install
+      set(ARG_DESTINATION ${NNPLUG_PLUGIN_INSTALL_DIR})
     endif()
     install(TARGETS ${target} LIBRARY DESTINATION ${ARG_DESTINATION})
   endif()

@@ -4,6 +4,9 @@
 
 #include <unistd.h>
 
+#include <csignal>
+#include <cstring>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +25,26 @@ void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCa
 namespace {
 
 namespace fs = std::filesystem;
+
+// The case running now, for the crash report; written before each case, read by the
+// signal handler (plain bytes, so that the handler only calls write()).
+char g_running[512] = "the set-up";
+
+void report_crash(int signal_number) {
+    const char head[] = "\nnnplug conformance: the plugin crashed (signal ";
+    char number[4] = {static_cast<char>('0' + signal_number / 10 % 10), static_cast<char>('0' + signal_number % 10),
+                      ')', ' '};
+    const char during[] = "during ";
+    for (int fd : {1, 2}) {
+        (void)!write(fd, head, sizeof head - 1);
+        (void)!write(fd, number, sizeof number);
+        (void)!write(fd, during, sizeof during - 1);
+        (void)!write(fd, g_running, strnlen(g_running, sizeof g_running));
+        (void)!write(fd, "\n", 1);
+    }
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
 
 // YAML single-quoted scalar.
 std::string quoted(const std::string& text) {
@@ -141,6 +164,10 @@ void print_report(const Report& report, std::ostream& out, bool verbose) {
 
 }  // namespace
 
+void running(const char* group, const char* op, const std::string& name) {
+    std::snprintf(g_running, sizeof g_running, "%s %s %s", group, op, name.c_str());
+}
+
 std::string default_data_dir() {
     std::error_code failure;
     const fs::path program = fs::read_symlink("/proc/self/exe", failure);
@@ -172,6 +199,7 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         out << "nnplug conformance: " << error.what() << "\n";
         return 2;
     }
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(signal_number, report_crash);
     // The generated config alone decides the backend.
     unsetenv("NNPLUG_BACKEND");
     unsetenv("NNPLUG_CONFIG");

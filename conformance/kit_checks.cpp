@@ -153,6 +153,7 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
         }
         const auto out_before = out->storage_bytes();
         for (const ErrorCase& error : error_cases(op, scratch, *self)) {
+            running(group, op.api, error.name);
             Call call = valid;
             error.spoil(call);
             uint64_t workspace = 0;
@@ -244,6 +245,7 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
 // refuses it at the first phase with a message; the default stream is used.
 void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCase& c) {
     const char* group = kGroupRefusals;
+    running(group, op.api, "host_memory_self");
     try {
         UploadedCase uploaded(c.golden);
         std::string message;
@@ -480,6 +482,7 @@ void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& op
          }},
     };
     for (const MemoryCase& c : cases) {
+        running(group, "device", c.name);
         std::string fault;
         try {
             fault = c.check();

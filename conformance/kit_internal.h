@@ -97,6 +97,10 @@ void run_error_group(KitContext& kit, const OpUnderTest& op);
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& ops);
 
+// Records the case about to run, so that a crash inside the plugin is reported with its
+// group, op and case (kit.cpp's signal handler prints it) instead of leaving no trace.
+void running(const char* group, const char* op, const std::string& name);
+
 // Group names, in the order the report prints them.
 inline constexpr const char* kGroupGolden = "golden";
 inline constexpr const char* kGroupRandom = "random";

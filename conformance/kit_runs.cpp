@@ -115,6 +115,7 @@ bool run_and_sort(Report& report, const char* group, const OpUnderTest& op, cons
         report.fail(group, op.api, golden.name, error.what());
         return false;
     }
+    running(group, op.api, golden.name);
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
     const aclnnStatus first = uploaded->first_phase(&workspace, &executor);
@@ -199,6 +200,7 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
         // Repeated runs: one repeatable executor run three times, and a fresh one, each
         // from the same starting storage, give the same bits.
         if (i % 4 != 0) continue;
+        running(kGroupRepeat, op.api, c.golden.name);
         uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
         std::string repeat;
@@ -254,6 +256,7 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
 
     // Several host threads, each on its own stream and data, launching at once.
     const std::string threads_name = "threads_" + std::to_string(threads) + "x" + std::to_string(runs) + "_" + dims;
+    running(kGroupConcurrency, op.api, threads_name);
     std::vector<std::string> faults(threads);
     std::atomic<unsigned> ready{0};
     std::vector<std::thread> workers;
@@ -291,6 +294,7 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
 
     // One host thread launching on several streams before synchronizing any.
     const std::string streams_name = "streams_" + std::to_string(threads) + "_" + dims;
+    running(kGroupConcurrency, op.api, streams_name);
     fault.clear();
     std::vector<aclrtStream> streams(threads, nullptr);
     std::vector<void*> workspaces(threads, nullptr);

@@ -19,7 +19,10 @@ PACKAGES=(
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
   valgrind
+  openmpi-bin libopenmpi-dev
 )
+# Only for the comparison columns of the perf command (PyTorch 1.13).
+PERF_PACKAGES=(python3-torch libtorch-dev)
 
 . tools/debian_packages.sh
 
@@ -56,6 +59,6 @@ case "$command" in
   run) install_missing_packages "${PACKAGES[@]}"; build; run_main_job ;;
   test) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
   sanitize) install_missing_packages "${PACKAGES[@]}"; sanitize ;;
-  perf) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
+  perf) install_missing_packages "${PACKAGES[@]}" "${PERF_PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
   *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | perf | build" >&2; exit 2 ;;
 esac

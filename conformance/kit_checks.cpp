@@ -46,13 +46,15 @@ public:
         for (aclTensor* t : tensors_) aclDestroyTensor(t);
         aclrtFree(device_);
     }
-    // A tensor over the scratch buffer (zeros: 0.0 in every float dtype).
+    // A tensor over the scratch buffer (zeros: 0.0 in every float dtype), or over `data`
+    // holding storage_elements elements.
     const aclTensor* make(const std::vector<int64_t>& view, aclDataType dtype, std::vector<int64_t> strides = {},
-                          int64_t offset = 0, aclFormat format = ACL_FORMAT_ND) {
+                          int64_t offset = 0, aclFormat format = ACL_FORMAT_ND, void* data = nullptr,
+                          int64_t storage_elements = 256) {
         if (strides.empty()) strides = contiguous_strides(view);
-        const std::vector<int64_t> storage = {256};
+        const std::vector<int64_t> storage = {storage_elements};
         aclTensor* t = aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, format, storage.data(),
-                                       storage.size(), device_);
+                                       storage.size(), data != nullptr ? data : device_);
         if (t == nullptr) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
         tensors_.push_back(t);
         return t;
@@ -116,14 +118,9 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
     cases.push_back({op.output + "_overlaps_itself", ACLNN_ERR_PARAM_INVALID, "overlap itself",
                      [out, &scratch](Call& call) { call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {0, 1}); }});
     cases.push_back({op.output + "_overlaps_self", ACLNN_ERR_PARAM_INVALID, "share memory",
-                     [out, &self](Call& call) {
+                     [out, &self, &scratch](Call& call) {
                          // out one element past self's start in self's buffer: not the same view.
-                         static thread_local std::vector<aclTensor*> keep;
-                         const std::vector<int64_t> view = {4, 5}, strides = {5, 1}, storage = {21};
-                         aclTensor* shifted = aclCreateTensor(view.data(), 2, ACL_FLOAT, strides.data(), 1,
-                                                              ACL_FORMAT_ND, storage.data(), 1, self.data());
-                         keep.push_back(shifted);
-                         call.tensors[out] = shifted;
+                         call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {5, 1}, 1, ACL_FORMAT_ND, self.data(), 21);
                      }});
     return cases;
 }

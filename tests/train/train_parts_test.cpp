@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "acl_test_support.h"
 #include "checkpoint.h"
@@ -16,6 +17,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "train_settings.h"
+#include "trainer.h"
 
 namespace {
 
@@ -306,6 +308,74 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
             const auto numeric = TinyProblem::finite_differences(model, double_loss);
             for (size_t k = 0; k < analytic.size(); ++k) EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "parameter " << k;
         }
+    }
+}
+
+// Shards of a batch: each one's gradient depends on its rows only, so shards computed on
+// other threads, in another order, or from scattered rows (with an index) give the same
+// bytes; their sum is the whole batch's gradient.
+TEST(TrainModel, ShardsGiveTheSameBytesInAnyOrderAndSumToTheBatchGradient) {
+    for (const std::vector<int64_t>& hidden : {std::vector<int64_t>{}, std::vector<int64_t>{16, 8}}) {
+        SCOPED_TRACE(hidden.empty() ? "logistic regression" : "MLP");
+        constexpr int64_t kRows = 300, kInputs = 13, kShard = 64;
+        RandomStream random(7);
+        FeatureMatrix data(2 * kRows, kInputs);  // the batch's rows are scattered over twice as many
+        for (Eigen::Index i = 0; i < data.size(); ++i) data.data()[i] = 2 * random.uniform() - 1;
+        std::vector<int64_t> index(kRows);
+        for (int64_t k = 0; k < kRows; ++k) index[static_cast<size_t>(k)] = (k * 7 + 3) % (2 * kRows);
+        FeatureMatrix gathered(kRows, kInputs);
+        for (int64_t k = 0; k < kRows; ++k) gathered.row(k) = data.row(index[static_cast<size_t>(k)]);
+        std::vector<float> grad_outputs(kRows);
+        for (auto& g : grad_outputs) g = (random.uniform() - 0.5f) / kRows;
+
+        Model model(kInputs, hidden, ModelOutput::kLogit);
+        model.initialize(random);
+        const size_t parameters = model.parameters().size();
+        const int64_t shards = (kRows + kShard - 1) / kShard;
+        const auto shard_gradients = [&](const BatchRows& rows, bool reverse_on_threads) {
+            Model copy = model;
+            copy.reserve(kRows);
+            std::vector<float> records(static_cast<size_t>(shards) * parameters);
+            const auto run = [&](int64_t s) {
+                const int64_t begin = s * kShard, end = std::min(kRows, begin + kShard);
+                copy.forward_shard(rows, begin, end);
+                copy.backward_shard(rows, grad_outputs.data(), begin, end, records.data() + s * parameters);
+            };
+            if (!reverse_on_threads) {
+                for (int64_t s = 0; s < shards; ++s) run(s);
+            } else {
+                std::vector<std::thread> threads;
+                for (int64_t s = shards; s-- > 0;) threads.emplace_back(run, s);
+                for (auto& thread : threads) thread.join();
+            }
+            return records;
+        };
+        const std::vector<float> in_order = shard_gradients(BatchRows{gathered.data(), nullptr}, false);
+        EXPECT_TRUE(shard_gradients(BatchRows{gathered.data(), nullptr}, true) == in_order);
+        EXPECT_TRUE(shard_gradients(BatchRows{data.data(), index.data()}, true) == in_order);
+
+        // The whole batch at once, against the shards' sum.
+        Model whole = model;
+        whole.forward(gathered.data(), kRows);
+        whole.backward(grad_outputs.data());
+        for (size_t i = 0; i < parameters; ++i) {
+            double sum = 0;
+            for (int64_t s = 0; s < shards; ++s) sum += in_order[static_cast<size_t>(s) * parameters + i];
+            EXPECT_NEAR(sum, whole.gradients()[i], 1e-5 * (1 + std::abs(whole.gradients()[i]))) << "parameter " << i;
+        }
+    }
+}
+
+TEST(TrainModel, ShardRowsDependOnTheBatchSizeOnly) {
+    EXPECT_EQ(shard_rows(32), 64);  // one shard: the whole batch
+    EXPECT_EQ(shard_rows(256), 64);
+    EXPECT_EQ(shard_rows(4096), 64);
+    EXPECT_EQ(shard_rows(16384), 64);
+    EXPECT_EQ(shard_rows(16385), 128);
+    EXPECT_EQ(shard_rows(65536), 256);
+    for (const int64_t batch : {1, 63, 64, 1000, 16384, 65536, 1 << 20, (1 << 20) + 1}) {
+        EXPECT_EQ(shard_rows(batch) % 64, 0) << batch;
+        EXPECT_LE((batch + shard_rows(batch) - 1) / shard_rows(batch), kMaxShards) << batch;
     }
 }
 

@@ -109,6 +109,13 @@ pid_t rank_process(const std::filesystem::path& output, int rank) {
     return -1;
 }
 
+// A row of a plain CSV: three features and a 0/1 label that a line separates.
+std::string fmt_row(int i) {
+    const double a = (i % 7) - 3, b = (i % 5) - 2, c = (i % 3) - 1;
+    const int label = a + 0.5 * b - c > 0 ? 1 : 0;
+    return std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + "," + std::to_string(label) + "\n";
+}
+
 class TrainMpi : public ::testing::Test {
 protected:
     TempFolder folder;
@@ -218,6 +225,39 @@ TEST_F(TrainMpi, AKilledRankStopsTheJobNamingItAndTheLastCheckpointResumes) {
     const RunResult whole = run(0, folder.path() / "whole", finite);
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
     EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"));
+}
+
+// One rank with bad data (mpirun's MPMD form gives rank 1 a CSV with a malformed row):
+// that rank reports the file and line with its rank, and the job stops, never hangs.
+TEST_F(TrainMpi, ARankWithBadDataStopsTheJobNamingTheRank) {
+    std::string csv = "a,b,c,label\n";
+    for (int i = 0; i < 40; ++i) csv += fmt_row(i);
+    std::string bad = csv;
+    bad += "1.0,2.0,not-a-number,1\n";
+    const auto good_file = folder.write("good.csv", csv);
+    const auto bad_file = folder.write("bad.csv", bad);
+    const auto output = folder.path() / "bad_rank";
+    const auto rank_arguments = [&](const std::filesystem::path& data) {
+        return std::vector<std::string>{"-np", "1", NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG,
+                                        "--output", output.string(), "--set", "data.format=plain",
+                                        "--set", "data.path=" + data.string(), "--set", "train.epochs=2"};
+    };
+    std::vector<std::string> arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none",
+                                          "--allow-run-as-root"};
+    for (const auto& part : rank_arguments(good_file)) arguments.push_back(part);
+    arguments.push_back(":");
+    for (const auto& part : rank_arguments(bad_file)) arguments.push_back(part);
+    const auto log = folder.path() / "bad_rank.log";
+    const auto started = Clock::now();
+    const pid_t job = start(arguments, log);
+    ASSERT_GT(job, 0);
+    const int exit_code = wait_for(job, 30);
+    const std::string text = read_text(log);
+    ASSERT_NE(exit_code, -2) << "hung:\n" << text;
+    EXPECT_NE(exit_code, 0) << text;
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - started).count(), 20.0) << text;
+    EXPECT_NE(text.find("nnplug_train: rank 1 of 2: "), std::string::npos) << text;
+    EXPECT_NE(text.find("bad.csv"), std::string::npos) << text;
 }
 
 TEST_F(TrainMpi, AnErrorInEveryRankStopsTheJobWithTheRankNamed) {

@@ -165,6 +165,19 @@ TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), kMlp);
 }
 
+// One emulated NPU per rank (atlas_emu with devices: 3, aclrtSetDevice(local rank)), as
+// CANN programs train data-parallel: the same bytes as cpu_tbb alone.
+TEST_F(TrainMpi, AtlasEmuRanksOnTheirOwnDevicesGiveTheBytesOfCpuTbbAlone) {
+    const RunResult alone = run(0, folder.path() / "alone", kLogistic);
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    auto emulated = kLogistic;
+    emulated.insert(emulated.end(), {"--backend", "atlas_emu", "--set", "backends.atlas_emu.devices=3"});
+    const RunResult result = run(3, folder.path() / "atlas", emulated);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("backend atlas_emu"), std::string::npos) << result.output;
+    EXPECT_EQ(read_text(folder.path() / "atlas" / "metrics.csv"), read_text(folder.path() / "alone" / "metrics.csv"));
+}
+
 TEST_F(TrainMpi, ResumeWithTheSameRanksEndsWithTheMetricsOfAnUninterruptedRun) {
     const RunResult whole = run(0, folder.path() / "whole", kLogistic);
     ASSERT_EQ(whole.exit_code, 0) << whole.output;

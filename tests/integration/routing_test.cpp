@@ -194,6 +194,38 @@ TEST_F(Routing, ABackendThatDoesNotLoadLeavesTheOthersWorking) {
     EXPECT_EQ(message().find('\n'), std::string::npos) << message();
 }
 
+// A routed plugin that is no plugin at all, or one of another ABI, is reported with its
+// path and reason, and the routed backend next to it keeps working.
+TEST_F(Routing, ABrokenRoutedPluginIsReportedAndTheOthersKeepWorking) {
+    folder_.write("libnnplug_text.so", "this is not an ELF file\n");
+    const std::string fakes = NNPLUG_FAKE_PLUGIN_DIR;
+    const std::vector<std::pair<std::string, std::string>> broken = {
+        {"noentry", "'" + fakes + "/libnnplug_noentry.so' is not an nnplug plugin: it does not export "
+                                  "'nnplug_plugin_entry'"},
+        {"oldabi", "'" + fakes + "/libnnplug_oldabi.so' was built for plugin ABI version 1, this runtime speaks "
+                                 "version 2"},
+        {"./libnnplug_text.so", "is not a loadable plugin"},
+    };
+    for (const auto& [reference, reason] : broken) {
+        SCOPED_TRACE(reference);
+        ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"
+                       "  aclnnBinaryCrossEntropyBackward: " + reference + "\n"),
+                  ACL_SUCCESS)
+            << message();
+        Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
+        EXPECT_EQ(backward(grad, self, target, out), ACLNN_ERR_RUNTIME_ERROR);
+        EXPECT_EQ(message().rfind("aclnnBinaryCrossEntropyBackward: backend '", 0), 0u) << message();
+        EXPECT_NE(message().find("' is not available: "), std::string::npos) << message();
+        EXPECT_NE(message().find(reason), std::string::npos) << message();
+        EXPECT_EQ(message().find('\n'), std::string::npos) << message();
+        Buffer marked(std::vector<float>(4, 0.0f));
+        ASSERT_EQ(forward(self, target, 0, marked), ACLNN_SUCCESS) << message();
+        EXPECT_EQ(marked.values(), kMarked);
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+        initialized_ = false;
+    }
+}
+
 TEST_F(Routing, ABackendWhoseCreateFailsIsReportedAndFallenBackFrom) {
     ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: cpu_tbb\n"
                    "backends:\n  constant: {fail: true}\n"),

@@ -309,7 +309,8 @@ int run_training(const RunRequest& request) {
     const float weight_decay = static_cast<float>(settings.weight_decay);
     const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
-        const auto [own_first, own_last] = shards_of_rank(shards, comm.rank(), ranks);
+        const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
+        const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
         const int64_t own_begin = own_first * rows_per_shard;
         const int64_t own_end = std::min(own_last * rows_per_shard, rows);
         const BatchRows batch{split.train.features.data(), order.data() + first};

@@ -40,7 +40,7 @@ private:
     int rank_ = 0;
     int size_ = 1;
     int local_rank_ = 0;
-    bool initialized_ = false;
+    [[maybe_unused]] bool initialized_ = false;  // MPI_Init ran (only with MPI)
     double combine_seconds_ = 0;
     std::vector<int> counts_, displacements_;
 };

@@ -165,6 +165,13 @@ TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), kMlp);
 }
 
+// A batch of 32768: 256 shards of 128 rows, which each rank runs in groups of 32 shards
+// (forward, the device, backward per group); the groups a rank makes depend on N.
+TEST_F(TrainMpi, LargeBatchRunInGroupsIsTheSameBytesAloneAndWithOneTwoThreeRanks) {
+    expect_the_same_bytes_for_any_ranks(folder.path(), {"--synthetic", "50000,8", "--set", "train.batch_size=32768",
+                                                        "--set", "train.epochs=3", "--set", "optimizer.kind=sgd"});
+}
+
 // One emulated NPU per rank (atlas_emu with devices: 3, aclrtSetDevice(local rank)), as
 // CANN programs train data-parallel: the same bytes as cpu_tbb alone.
 TEST_F(TrainMpi, AtlasEmuRanksOnTheirOwnDevicesGiveTheBytesOfCpuTbbAlone) {

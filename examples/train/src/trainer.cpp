@@ -307,51 +307,58 @@ int run_training(const RunRequest& request) {
     std::vector<float>& gradient = model.gradients();
     const std::vector<uint8_t>& decayed = model.decayed();
     const float weight_decay = static_cast<float>(settings.weight_decay);
+    constexpr int64_t kGroupRows = 4096;
+    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
     const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
         const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
         const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
-        const int64_t own_begin = own_first * rows_per_shard;
-        const int64_t own_end = std::min(own_last * rows_per_shard, rows);
         const BatchRows batch{split.train.features.data(), order.data() + first};
         char* send = aligned_start(send_storage);
         std::memcpy(send, &stop_request, sizeof(stop_request));
-        arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(own_first, own_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
-                for (int64_t s = r.begin(); s < r.end(); ++s) {
-                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
-                    for (int64_t k = begin; k < end; ++k) {
-                        const int64_t source = batch.index[k];
-                        batch_targets[static_cast<size_t>(k)] = split.train.labels[source];
-                        batch_weights[static_cast<size_t>(k)] = train_weights[source];
+        // The shards in groups of at most kGroupRows rows: forward, the device, backward, so
+        // that backward finds the group's rows still in cache. Each sample's loss and gradient
+        // are the same whatever the grouping.
+        for (int64_t group = own_first; group < own_last; group += shards_per_group) {
+            const int64_t group_last = std::min(own_last, group + shards_per_group);
+            const int64_t group_begin = group * rows_per_shard;
+            const int64_t group_end = std::min(group_last * rows_per_shard, rows);
+            arena.execute([&] {
+                tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                    for (int64_t s = r.begin(); s < r.end(); ++s) {
+                        const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                        for (int64_t k = begin; k < end; ++k) {
+                            const int64_t source = batch.index[k];
+                            batch_targets[static_cast<size_t>(k)] = split.train.labels[source];
+                            batch_weights[static_cast<size_t>(k)] = train_weights[source];
+                        }
+                        model.forward_shard(batch, begin, end);
                     }
-                    model.forward_shard(batch, begin, end);
-                }
+                });
             });
-        });
-        if (own_end > own_begin)
-            loss.run_samples(model.outputs() + own_begin, batch_targets.data() + own_begin,
-                             batch_weights.data() + own_begin, own_end - own_begin, sample_losses.data() + own_begin,
-                             grad_outputs.data() + own_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
-        arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(own_first, own_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
-                for (int64_t s = r.begin(); s < r.end(); ++s) {
-                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
-                    const ShardRecord record = record_at(send + kHeaderBytes + (s - own_first) * layout.bytes);
-                    double loss_sum = 0;
-                    int64_t correct = 0;
-                    const float* probabilities = model.probabilities_data();
-                    for (int64_t k = begin; k < end; ++k) {
-                        loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(k)]);
-                        // Predictions: sigmoid(logit) >= 0.5 with either loss.
-                        correct += (probabilities[k] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
+            loss.run_samples(model.outputs() + group_begin, batch_targets.data() + group_begin,
+                             batch_weights.data() + group_begin, group_end - group_begin, sample_losses.data() + group_begin,
+                             grad_outputs.data() + group_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
+            arena.execute([&] {
+                tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                    for (int64_t s = r.begin(); s < r.end(); ++s) {
+                        const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                        const ShardRecord record = record_at(send + kHeaderBytes + (s - own_first) * layout.bytes);
+                        double loss_sum = 0;
+                        int64_t correct = 0;
+                        const float* probabilities = model.probabilities_data();
+                        for (int64_t k = begin; k < end; ++k) {
+                            loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(k)]);
+                            // Predictions: sigmoid(logit) >= 0.5 with either loss.
+                            correct += (probabilities[k] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
+                        }
+                        *record.loss_sum = loss_sum;
+                        *record.correct = correct;
+                        model.backward_shard(batch, grad_outputs.data(), begin, end, record.gradient);
                     }
-                    *record.loss_sum = loss_sum;
-                    *record.correct = correct;
-                    model.backward_shard(batch, grad_outputs.data(), begin, end, record.gradient);
-                }
+                });
             });
-        });
+        }
         // Everyone's records, in rank order, which is shard order.
         const char* gathered = send;
         if (ranks > 1) {

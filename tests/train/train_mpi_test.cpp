@@ -165,8 +165,9 @@ TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), kMlp);
 }
 
-// A batch of 32768: 256 shards of 128 rows, which each rank runs in groups of 32 shards
-// (forward, the device, backward per group); the groups a rank makes depend on N.
+// A batch of 32768: 256 shards of 128 rows, which a rank runs in groups of at most 128
+// shards (forward, the device, backward per group): two groups alone, one per rank on 2 or
+// 3 ranks.
 TEST_F(TrainMpi, LargeBatchRunInGroupsIsTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), {"--synthetic", "50000,8", "--set", "train.batch_size=32768",
                                                         "--set", "train.epochs=3", "--set", "optimizer.kind=sgd"});

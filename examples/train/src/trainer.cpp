@@ -307,7 +307,7 @@ int run_training(const RunRequest& request) {
     std::vector<float>& gradient = model.gradients();
     const std::vector<uint8_t>& decayed = model.decayed();
     const float weight_decay = static_cast<float>(settings.weight_decay);
-    constexpr int64_t kGroupRows = 4096;
+    constexpr int64_t kGroupRows = 16384;
     const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
     const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;

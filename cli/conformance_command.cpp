@@ -22,6 +22,10 @@ Command conformance_command(CLI::App& app) {
                     "the ops to check, by aclnn name (aclnnBinaryCrossEntropyBackward ...); default: every op the "
                     "plugin serves")
         ->delimiter(',');
+    sub->add_option("--groups", options->groups,
+                    "the case groups to run: golden, random (with untouched and repeat), errors, concurrency, "
+                    "refusals, memory; default: all")
+        ->delimiter(',');
     sub->add_option("-o,--option", options->backend_options,
                     "a plugin option KEY=VALUE, as under backends.<name> in a config (e.g. soc=Ascend910)");
     sub->add_flag("--allow-insecure-plugins", options->allow_insecure_plugins,

@@ -20,8 +20,6 @@
 
 namespace nnplug::conformance {
 
-void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCase& c);
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,13 +33,11 @@ void report_crash(int signal_number) {
     char number[4] = {static_cast<char>('0' + signal_number / 10 % 10), static_cast<char>('0' + signal_number % 10),
                       ')', ' '};
     const char during[] = "during ";
-    for (int fd : {1, 2}) {
-        (void)!write(fd, head, sizeof head - 1);
-        (void)!write(fd, number, sizeof number);
-        (void)!write(fd, during, sizeof during - 1);
-        (void)!write(fd, g_running, strnlen(g_running, sizeof g_running));
-        (void)!write(fd, "\n", 1);
-    }
+    (void)!write(2, head, sizeof head - 1);
+    (void)!write(2, number, sizeof number);
+    (void)!write(2, during, sizeof during - 1);
+    (void)!write(2, g_running, strnlen(g_running, sizeof g_running));
+    (void)!write(2, "\n", 1);
     signal(signal_number, SIG_DFL);
     raise(signal_number);
 }
@@ -121,8 +117,10 @@ std::string seconds(double value) {
     return text;
 }
 
-void print_report(const Report& report, std::ostream& out, bool verbose) {
+// Prints the tables of the groups named in `names` (those that have cases), in the order below.
+void print_groups(const Report& report, std::ostream& out, bool verbose, const std::vector<std::string>& names) {
     static const std::pair<const char*, const char*> kDescriptions[] = {
+        {"ops", "the ops asked for with --ops, served by the plugin"},
         {kGroupGolden, "golden cases (tests/golden): canonical bits or ulps, float64 reference, storage around out's view"},
         {kGroupRandom, "random shapes, broadcasts, views, dtypes and reductions: canonical float32 and float64 reference"},
         {kGroupUntouched, "storage outside out's view and every input's storage unchanged"},
@@ -131,12 +129,13 @@ void print_report(const Report& report, std::ostream& out, bool verbose) {
         {kGroupConcurrency, "launches from several threads on their own streams, and on several streams of one thread"},
         {kGroupRefusals, "an operand in host memory: computed as with device memory, or refused with a message"},
         {kGroupMemory, "aclrtMalloc, aclrtMemcpy(Async), aclrtMemset and aclrtFree rules"},
+        {"runtime", "aclFinalize after the checks"},
     };
     const auto groups = report.groups();
     for (const auto& entry : kDescriptions) {
         const std::string name = entry.first, description = entry.second;
         const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
-        if (group == groups.end()) continue;
+        if (group == groups.end() || std::find(names.begin(), names.end(), name) == names.end()) continue;
         out << "\n" << name << ": " << description << "\n";
         char line[256];
         std::snprintf(line, sizeof line, "  %-48s %7s %7s %7s %7s\n", "op", "cases", "passed", "refused", "failed");
@@ -232,6 +231,15 @@ int run_kit(const KitOptions& options, std::ostream& out) {
             out << "  " << op.api << ": not served by the plugin, skipped\n";
         }
     }
+    for (const std::string& group : options.groups) {
+        static const char* const kGroups[] = {kGroupGolden, kGroupRandom, kGroupErrors, kGroupConcurrency,
+                                              kGroupRefusals, kGroupMemory};
+        if (std::none_of(std::begin(kGroups), std::end(kGroups), [&](const char* g) { return group == g; })) {
+            out << "nnplug conformance: unknown group '" << group
+                << "' (golden, random, errors, concurrency, refusals, memory)\n";
+            exit_code = 2;
+        }
+    }
     for (const std::string& name : options.ops) {
         const bool known = std::any_of(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& op) {
             return name == op.api || name == op.name;
@@ -246,16 +254,39 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         exit_code = 1;
     }
 
-    for (const OpUnderTest* op : ops) {
-        run_golden_group(kit, *op);
-        run_random_group(kit, *op);
-        run_error_group(kit, *op);
-        run_concurrency_group(kit, *op);
+    // Group after group, each printed when it is done, so that a plugin that crashes the
+    // kit leaves the tables of the groups before.
+    const auto wanted = [&](const char* group) {
+        return options.groups.empty() ||
+               std::find(options.groups.begin(), options.groups.end(), group) != options.groups.end();
+    };
+    const auto print = [&](const std::vector<std::string>& names) {
+        print_groups(kit.report, out, options.verbose, names);
+        out << std::flush;
+    };
+    print({"ops"});
+    const std::pair<const char*, void (*)(KitContext&, const OpUnderTest&)> per_op[] = {
+        {kGroupGolden, run_golden_group},
+        {kGroupRandom, run_random_group},
+        {kGroupErrors, run_error_group},
+        {kGroupConcurrency, run_concurrency_group},
+        {kGroupRefusals, run_refusal_group},
+    };
+    for (const auto& [group, run] : per_op) {
+        if (!wanted(group)) continue;
+        for (const OpUnderTest* op : ops) run(kit, *op);
+        if (std::string(group) == kGroupRandom)
+            print({kGroupRandom, kGroupUntouched, kGroupRepeat});
+        else
+            print({group});
     }
-    if (!ops.empty()) run_memory_group(kit, ops);
+    if (!ops.empty() && wanted(kGroupMemory)) {
+        run_memory_group(kit);
+        print({kGroupMemory});
+    }
     if (aclFinalize() != ACL_SUCCESS) kit.report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
+    print({"runtime"});
 
-    print_report(kit.report, out, options.verbose);
     int passed = 0, refused = 0, failed = 0;
     for (const auto& group : kit.report.groups())
         for (const auto& [op, tally] : group.ops) {

@@ -240,7 +240,8 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
 
 // A host-memory operand: the backend either computes the call as with device memory or
 // refuses it at the first phase with a message; the default stream is used.
-void run_host_memory_case(KitContext& kit, const OpUnderTest& op, const RandomCase& c) {
+void run_refusal_group(KitContext& kit, const OpUnderTest& op) {
+    const RandomCase c = concurrency_case(op, kit.seed + 7, {3, 70});
     const char* group = kGroupRefusals;
     running(group, op.api, "host_memory_self");
     try {
@@ -318,7 +319,7 @@ std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
 
 }  // namespace
 
-void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& ops) {
+void run_memory_group(KitContext& kit) {
     const char* group = kGroupMemory;
     const std::vector<MemoryCase> cases = {
         {"malloc_sizes_roundtrip",
@@ -490,10 +491,6 @@ void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& op
             kit.report.pass(group, "device");
         else
             kit.report.fail(group, "device", c.name, fault);
-    }
-    for (const OpUnderTest* op : ops) {
-        const RandomCase c = concurrency_case(*op, kit.seed + 7, {3, 70});
-        run_host_memory_case(kit, *op, c);
     }
 }
 

@@ -95,7 +95,8 @@ void run_golden_group(KitContext& kit, const OpUnderTest& op);
 void run_random_group(KitContext& kit, const OpUnderTest& op);  // also the untouched-storage and repeat groups
 void run_error_group(KitContext& kit, const OpUnderTest& op);
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
-void run_memory_group(KitContext& kit, const std::vector<const OpUnderTest*>& ops);
+void run_refusal_group(KitContext& kit, const OpUnderTest& op);  // an operand in host memory
+void run_memory_group(KitContext& kit);                            // the device memory rules
 
 // Records the case about to run, so that a crash inside the plugin is reported with its
 // group, op and case (kit.cpp's signal handler prints it) instead of leaving no trace.

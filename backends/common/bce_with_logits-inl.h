@@ -167,8 +167,11 @@ alignas(64) static constexpr float kUnitLogC[16] = {
 template <class D>
 HWY_INLINE hn::Vec<D> log_one_to_two(D d, hn::Vec<D> u) {
     const hn::RebindToSigned<D> di;
-    const auto from_start = hn::Sub(hn::BitCast(di, u), hn::Set(di, 0x3f7c0000));
-    const auto index = hn::Min(hn::ShiftRight<19>(from_start), hn::Set(di, 15));
+    const hn::RebindToUnsigned<D> du;
+    // Unsigned, so that a lane outside the domain (a zero in a padded tail) still gets an
+    // index in [0, 16), as the table lookup requires, instead of a negative one.
+    const auto from_start = hn::Sub(hn::BitCast(du, u), hn::Set(du, 0x3f7c0000u));
+    const auto index = hn::BitCast(di, hn::Min(hn::ShiftRight<19>(from_start), hn::Set(du, 15u)));
 #if HWY_NATIVE_FMA
     const auto r = hn::MulSub(u, lookup16(d, kUnitInverseC, index), hn::Set(d, 1.0f));
 #else

@@ -8,20 +8,19 @@
 namespace nnplug {
 namespace {
 
-bool valid_memcpy_kind(aclrtMemcpyKind kind) {
-    const int32_t value = enum_bits(kind);
-    return value >= ACL_MEMCPY_HOST_TO_HOST && value <= ACL_MEMCPY_DEVICE_TO_DEVICE;
-}
+// Copy kinds travel as their integer bits (enum_bits), never as the enum: an out-of-range
+// value must be checked, not loaded.
+bool valid_memcpy_kind(int32_t kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEVICE_TO_DEVICE; }
 
-bool reads_device(aclrtMemcpyKind kind) {
+bool reads_device(int32_t kind) {
     return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
 }
-bool writes_device(aclrtMemcpyKind kind) {
+bool writes_device(int32_t kind) {
     return kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
 }
 
 aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t dest_max, const void* src,
-                    size_t count, aclrtMemcpyKind kind) {
+                    size_t count, int32_t kind) {
     if (dst == nullptr || src == nullptr) {
         set_last_error("{}: dst or src is null", api);
         return ACL_ERROR_INVALID_PARAM;
@@ -31,7 +30,7 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
         return ACL_ERROR_INVALID_PARAM;
     }
     if (!valid_memcpy_kind(kind)) {
-        set_last_error("{}: kind {} is not an aclrtMemcpyKind", api, enum_bits(kind));
+        set_last_error("{}: kind {} is not an aclrtMemcpyKind", api, kind);
         return ACL_ERROR_INVALID_PARAM;
     }
     if ((writes_device(kind) && !runtime.check_on_current_device(api, "dst", dst)) ||
@@ -237,10 +236,11 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
     return guarded("aclrtMemcpy", [&] {
         RuntimeLease runtime("aclrtMemcpy");
         if (!runtime) return ACL_ERROR_UNINITIALIZE;
-        if (const aclError error = nnplug::check_copy(*runtime, "aclrtMemcpy", dst, destMax, src, count, kind))
+        const int32_t kind_bits = nnplug::enum_bits(kind);
+        if (const aclError error = nnplug::check_copy(*runtime, "aclrtMemcpy", dst, destMax, src, count, kind_bits))
             return error;
         if (count == 0) return ACL_SUCCESS;
-        const nnplug_status status = runtime->device_table().memcpy(runtime->context(), dst, src, count, kind);
+        const nnplug_status status = runtime->device_table().memcpy(runtime->context(), dst, src, count, kind_bits);
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtMemcpy", status);
         return ACL_SUCCESS;
     });
@@ -251,8 +251,9 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     return guarded("aclrtMemcpyAsync", [&] {
         RuntimeLease runtime("aclrtMemcpyAsync");
         if (!runtime) return ACL_ERROR_UNINITIALIZE;
+        const int32_t kind_bits = nnplug::enum_bits(kind);
         if (const aclError error =
-                nnplug::check_copy(*runtime, "aclrtMemcpyAsync", dst, destMax, src, count, kind))
+                nnplug::check_copy(*runtime, "aclrtMemcpyAsync", dst, destMax, src, count, kind_bits))
             return error;
         void* resolved = runtime->resolve_stream("aclrtMemcpyAsync", stream);
         if (resolved == nullptr) return ACL_ERROR_INVALID_RESOURCE_HANDLE;
@@ -260,10 +261,10 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
         const auto& device = runtime->device_table();
         nnplug_status status;
         if (device.memcpy_async != nullptr) {
-            status = device.memcpy_async(runtime->context(), dst, src, count, kind, resolved);
+            status = device.memcpy_async(runtime->context(), dst, src, count, kind_bits, resolved);
         } else {  // a backend without async copies: keep stream order by waiting first
             status = device.stream_synchronize(runtime->context(), resolved);
-            if (status == NNPLUG_OK) status = device.memcpy(runtime->context(), dst, src, count, kind);
+            if (status == NNPLUG_OK) status = device.memcpy(runtime->context(), dst, src, count, kind_bits);
         }
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtMemcpyAsync", status);
         return ACL_SUCCESS;

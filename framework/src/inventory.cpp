@@ -24,18 +24,15 @@ namespace fs = std::filesystem;
 std::vector<std::pair<fs::path, std::string>> plugin_files(const std::vector<fs::path>& search_path) {
     std::vector<std::pair<fs::path, std::string>> files;  // file, the earlier file of its name
     std::vector<std::pair<std::string, fs::path>> first;
-    const std::string prefix = "libnnplug_", suffix = ".so";
     for (const auto& folder : search_path) {
         std::error_code ignored;
         std::vector<fs::path> entries;
         for (const auto& entry : fs::directory_iterator(folder, ignored)) entries.push_back(entry.path());
         std::sort(entries.begin(), entries.end());
         for (const auto& entry : entries) {
-            const std::string file = entry.filename().string();
-            if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
-                file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
-                continue;
-            const std::string name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+            const auto backend = backend_of_file_name(entry.filename().string());
+            if (!backend) continue;
+            const std::string& name = *backend;
             const auto earlier = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == name; });
             if (earlier != first.end()) {
                 files.emplace_back(entry, earlier->second.string());
@@ -47,8 +44,6 @@ std::vector<std::pair<fs::path, std::string>> plugin_files(const std::vector<fs:
     }
     return files;
 }
-
-const char* dtype_text(int dtype) { return nnplug_dtype_name(dtype); }
 
 PluginReport describe(const fs::path& file, const RuntimeConfig& config, const std::vector<fs::path>& search_path) {
     PluginReport report;
@@ -78,7 +73,7 @@ PluginReport describe(const fs::path& file, const RuntimeConfig& config, const s
     report.soc = soc != nullptr ? soc : "?";
     const uint32_t mask = plugin.dtype_mask(device.context);
     for (int dtype = 0; dtype < NNPLUG_DTYPE_COUNT; ++dtype)
-        if (mask & NNPLUG_DTYPE_BIT(dtype)) report.dtypes.emplace_back(dtype_text(dtype));
+        if (mask & NNPLUG_DTYPE_BIT(dtype)) report.dtypes.emplace_back(nnplug_dtype_name(dtype));
     report.device_count = plugin.device_count != nullptr ? plugin.device_count(device.context) : 1;
     destroy_device_context(plugin, device);
     return report;

@@ -29,10 +29,7 @@ OpRouting::OpRouting(const RuntimeConfig& config, const PluginLibrary& primary,
                                                   ? RouteTarget{primary.table().name, nullptr, {}}
                                                   : resolve(routed->second, config, primary, search_path);
     }
-    if (!config.fallback.empty()) {
-        fallback_ = resolve(config.fallback, config, primary, search_path);
-        has_fallback_ = true;
-    }
+    if (!config.fallback.empty()) fallback_ = resolve(config.fallback, config, primary, search_path);
 }
 
 RouteTarget OpRouting::resolve(const std::string& reference, const RuntimeConfig& config,

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ public:
               const std::vector<std::filesystem::path>& search_path);
 
     const RouteTarget& target(nnplug_op_kind kind) const { return targets_[static_cast<size_t>(kind)]; }
-    const RouteTarget* fallback() const { return has_fallback_ ? &fallback_ : nullptr; }
+    const RouteTarget* fallback() const { return fallback_ ? &*fallback_ : nullptr; }
     const std::vector<std::unique_ptr<RoutedBackend>>& backends() const { return backends_; }
 
     // Logs message as a warning the first time key is seen (one warning per op and reason).
@@ -72,8 +73,7 @@ private:
     std::vector<std::unique_ptr<RoutedBackend>> backends_;
     std::vector<std::pair<std::string, RouteTarget>> resolved_;  // each reference loaded once
     std::array<RouteTarget, NNPLUG_OP_KIND_COUNT> targets_;
-    RouteTarget fallback_;
-    bool has_fallback_ = false;
+    std::optional<RouteTarget> fallback_;  // none: calls its target refuses fail
     std::mutex warned_mutex_;
     std::set<std::string> warned_;
 };

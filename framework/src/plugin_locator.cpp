@@ -101,18 +101,21 @@ std::vector<std::filesystem::path> plugin_search_path(
     return path;
 }
 
+std::optional<std::string> backend_of_file_name(const std::string& file) {
+    const std::string prefix = kPrefix, suffix = kSuffix;
+    if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return std::nullopt;
+    return file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+}
+
 std::vector<std::string> available_backends(const std::vector<std::filesystem::path>& search_path) {
     std::vector<std::string> names;
-    const std::string prefix = kPrefix, suffix = kSuffix;
     for (const auto& folder : search_path) {
         std::error_code ignored;
         for (const auto& entry : std::filesystem::directory_iterator(folder, ignored)) {
-            const std::string file = entry.path().filename().string();
-            if (file.size() > prefix.size() + suffix.size() && file.rfind(prefix, 0) == 0 &&
-                file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
-                std::string name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
-                if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-            }
+            const auto name = backend_of_file_name(entry.path().filename().string());
+            if (name && std::find(names.begin(), names.end(), *name) == names.end()) names.push_back(*name);
         }
     }
     std::sort(names.begin(), names.end());

@@ -13,6 +13,9 @@ namespace nnplug {
 // The file a backend called name lives in: libnnplug_<name>.so.
 std::string plugin_file_name(const std::string& backend);
 
+// The backend name a file name stands for (libnnplug_<name>.so), or nullopt for another file.
+std::optional<std::string> backend_of_file_name(const std::string& file_name);
+
 // The search path, in order: the config's plugin_paths, $NNPLUG_PLUGIN_PATH
 // (colon-separated), then the plugin folder of this installation.
 std::vector<std::filesystem::path> plugin_search_path(

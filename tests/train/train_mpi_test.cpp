@@ -1,9 +1,7 @@
 // Data-parallel runs of nnplug_train under mpirun: the same bytes whatever the number of
 // ranks, resume with the same number, and a rank that dies stopping the job.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,54 +14,13 @@
 #include <vector>
 
 #include "acl_test_support.h"
-
-extern char** environ;
+#include "child_process.h"
 
 namespace {
 
 using nnplug::test::TempFolder;
+using namespace train_test;
 using Clock = std::chrono::steady_clock;
-
-std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-struct RunResult {
-    int exit_code = -1;  // 128 + signal when killed; -2 when it did not finish in time
-    std::string output;  // stdout and stderr
-};
-
-pid_t start(std::vector<std::string> arguments, const std::filesystem::path& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& argument : arguments) argv.push_back(argument.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    const int status = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return status == 0 ? pid : -1;
-}
-
-// Waits up to `seconds`; a process still running then is killed with its group and -2 returned.
-int wait_for(pid_t pid, double seconds) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    while (true) {
-        int status = 0;
-        const pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (done < 0) return -1;
-        if (Clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return -2;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-}
 
 // nnplug_train alone (ranks 0) or under mpirun -np ranks, as root if need be.
 std::vector<std::string> command(int ranks, const std::filesystem::path& output, const std::vector<std::string>& extra) {

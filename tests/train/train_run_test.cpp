@@ -1,12 +1,10 @@
 // Whole runs of nnplug_train: quality on the shipped data, reproducibility across thread
 // counts and backends, resume after an interruption, refused checkpoints.
 #include <acl/acl.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,46 +18,16 @@
 #include <vector>
 
 #include "acl_test_support.h"
+#include "child_process.h"
 #include "checkpoint.h"
-
-extern char** environ;
 
 namespace {
 
 using nnplug::test::TempFolder;
-
-std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-struct RunResult {
-    int exit_code = -1;
-    std::string output;  // stdout and stderr
-};
+using namespace train_test;
 
 std::vector<std::string> base_arguments(const std::filesystem::path& output) {
     return {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()};
-}
-
-pid_t start(std::vector<std::string> arguments, const std::filesystem::path& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& argument : arguments) argv.push_back(argument.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    const int status = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return status == 0 ? pid : -1;
-}
-
-int wait_for(pid_t pid) {
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra) {

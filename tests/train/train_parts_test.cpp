@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "acl_test_support.h"
 #include "checkpoint.h"
@@ -16,6 +18,7 @@
 #include "device_loss.h"
 #include "model.h"
 #include "optimizer.h"
+#include "random_stream.h"
 #include "train_settings.h"
 #include "trainer.h"
 
@@ -160,6 +163,21 @@ double host_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y,
     for (Eigen::Index i = 0; i < y.size(); ++i)
         sum -= w[i] * (y[i] * std::log(static_cast<double>(p[i])) + (1 - y[i]) * std::log(1.0 - p[i]));
     return sum / static_cast<double>(y.size());
+}
+
+TEST(TrainRandom, ShuffleIsFisherYatesWithTheStreamsDraws) {
+    // The shuffle draws its swap partners ahead of the swaps; the permutation must be the
+    // plain Fisher-Yates one, draw for draw, and the stream must end in the same state.
+    for (const size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}}) {
+        RandomStream shuffled(11), plain(11);
+        std::vector<int64_t> items(count), expected(count);
+        std::iota(items.begin(), items.end(), 0);
+        std::iota(expected.begin(), expected.end(), 0);
+        shuffled.shuffle(items.data(), items.size());
+        for (size_t i = count; i > 1; --i) std::swap(expected[i - 1], expected[plain.below(i)]);
+        EXPECT_EQ(items, expected) << count << " items";
+        EXPECT_EQ(shuffled.state(), plain.state()) << count << " items";
+    }
 }
 
 TEST(TrainModel, MlpGradientsMatchFiniteDifferences) {

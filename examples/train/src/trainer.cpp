@@ -417,6 +417,8 @@ int run_training(const RunRequest& request) {
     double train_seconds = 0;
     int64_t stop = 0;  // agreed by every process at the last step
     for (int64_t epoch = state.epochs_done + 1; epoch <= settings.epochs; ++epoch) {
+        // Timed from the shuffle on, as a training loop that draws its order per epoch is.
+        const auto epoch_start = Clock::now();
         // The epoch's order comes from the stream state saved at its start, so a resumed
         // epoch replays the same order and skips the batches already done.
         if (state.batches_done == 0) state.epoch_start_random = shuffle_random.state();
@@ -428,7 +430,6 @@ int run_training(const RunRequest& request) {
             state.partial_seen = 0;
         }
         ProgressBar progress(leader ? batches_per_epoch : 0);
-        const auto epoch_start = Clock::now();
         int64_t epoch_samples = 0;
         for (int64_t b = state.batches_done; b < batches_per_epoch; ++b) {
             const int64_t first = b * batch_size;

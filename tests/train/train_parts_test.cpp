@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "shard_tree.h"
 #include "train_settings.h"
 #include "trainer.h"
 
@@ -177,6 +180,62 @@ TEST(TrainRandom, ShuffleIsFisherYatesWithTheStreamsDraws) {
         for (size_t i = count; i > 1; --i) std::swap(expected[i - 1], expected[plain.below(i)]);
         EXPECT_EQ(items, expected) << count << " items";
         EXPECT_EQ(shuffled.state(), plain.state()) << count << " items";
+    }
+}
+
+TEST(TrainCombine, TreeBlocksTileTheRangeWithAlignedPowersOfTwo) {
+    EXPECT_TRUE(tree_blocks(5, 5).empty());
+    const std::vector<TreeBlock> blocks = tree_blocks(85, 170);
+    const std::vector<std::pair<int64_t, int64_t>> expected{{85, 1}, {86, 2}, {88, 8}, {96, 32}, {128, 32}, {160, 8}, {168, 2}};
+    ASSERT_EQ(blocks.size(), expected.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        EXPECT_EQ(blocks[i].first, expected[i].first);
+        EXPECT_EQ(blocks[i].size, expected[i].second);
+    }
+    ASSERT_EQ(tree_blocks(0, 256).size(), 1u);
+    EXPECT_EQ(tree_width(1), 1);
+    EXPECT_EQ(tree_width(20), 32);
+    EXPECT_EQ(tree_levels(256), 9);
+}
+
+TEST(TrainCombine, TreeSumIsTheSameBytesHoweverTheShardsAreSplit) {
+    // Leaves whose sum depends on the order of the additions (values of very different
+    // sizes): the root from any split into ranks' blocks must equal the one from a single
+    // range, bit for bit.
+    constexpr size_t kValues = 3;
+    RandomStream random(21);
+    for (int64_t shards = 1; shards <= 40; ++shards) {
+        std::vector<std::array<float, kValues>> leaves(static_cast<size_t>(shards));
+        for (auto& leaf : leaves)
+            for (float& value : leaf) value = (random.uniform() - 0.5f) * std::ldexp(1.0f, static_cast<int>(random.below(40)) - 20);
+        const auto leaf = [&](int64_t s) -> const float* { return leaves[static_cast<size_t>(s)].data(); };
+        const auto root_of_split = [&](int ranks) {
+            // Each rank's blocks from its leaves, then the root from all blocks.
+            std::map<std::pair<int64_t, int64_t>, std::array<double, kValues>> known;
+            double scratch[kValues * 9];
+            for (int r = 0; r < ranks; ++r)
+                for (const TreeBlock& block : tree_blocks(shards * r / ranks, shards * (r + 1) / ranks))
+                    tree_sum(block.first, block.size, shards, leaf,
+                             [](int64_t, int64_t) -> const double* { return nullptr; }, 0, kValues,
+                             known[{block.first, block.size}].data(), scratch);
+            std::array<double, kValues> root{};
+            tree_sum(0, tree_width(shards), shards,
+                     [](int64_t) -> const double* { throw std::logic_error("a leaf outside every block"); },
+                     [&](int64_t first, int64_t size) -> const double* {
+                         const auto found = known.find({first, size});
+                         return found == known.end() ? nullptr : found->second.data();
+                     },
+                     0, kValues, root.data(), scratch);
+            return root;
+        };
+        const std::array<double, kValues> alone = root_of_split(1);
+        for (int ranks = 2; ranks <= 7; ++ranks) {
+            const std::array<double, kValues> split = root_of_split(ranks);
+            EXPECT_EQ(std::memcmp(alone.data(), split.data(), sizeof(alone)), 0) << shards << " shards, " << ranks << " ranks";
+        }
+        double plain = 0;
+        for (const auto& values : leaves) plain += static_cast<double>(values[0]);
+        EXPECT_NEAR(alone[0], plain, 1e-9 * std::ldexp(1.0, 20)) << shards << " shards";
     }
 }
 

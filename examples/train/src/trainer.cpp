@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <cstdio>
 #include <numeric>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "optimizer.h"
 #include "random_stream.h"
 #include "run_report.h"
+#include "shard_tree.h"
 
 namespace train {
 namespace {
@@ -102,17 +104,22 @@ int64_t shard_rows(int64_t batch_size) {
 
 namespace {
 
-// What a shard sends to the combine: its loss sum, correct count and gradient. Each
-// process's part of the combine starts with a header carrying its stop request.
-// Records sit at 64-byte boundaries in every process: where a shard's gradient lands in
-// memory decides how Eigen splits its vector loops (aligned packets, scalar ends), so it
-// must not depend on the shard's place in its process's part.
+// What a shard's backward writes: its loss sum, correct count and gradient. Records sit
+// at 64-byte boundaries in every process: where a shard's gradient lands in memory decides
+// how Eigen splits its vector loops (aligned packets, scalar ends), so it must not depend
+// on the shard's place in its process's run of shards.
 constexpr int64_t kAlignment = 64;
+int64_t aligned_bytes(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 struct ShardRecordLayout {
-    int64_t parameters = 0;
     int64_t bytes = 0;  // a multiple of kAlignment
-    explicit ShardRecordLayout(int64_t parameter_count)
-        : parameters(parameter_count), bytes((16 + 4 * parameter_count + kAlignment - 1) / kAlignment * kAlignment) {}
+    explicit ShardRecordLayout(int64_t parameter_count) : bytes(aligned_bytes(16 + 4 * parameter_count)) {}
+};
+// What a process sends to the combine: a header carrying its stop request, then one record
+// per tree block it holds (shard_tree.h): the block's loss sum, correct count and gradient
+// sum, in double.
+struct BlockRecordLayout {
+    int64_t bytes = 0;
+    explicit BlockRecordLayout(int64_t parameter_count) : bytes(aligned_bytes(16 + 8 * parameter_count)) {}
 };
 constexpr int64_t kHeaderBytes = kAlignment;
 
@@ -136,6 +143,27 @@ ShardRecord record_at(char* base) {
 std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
     return {count * rank / ranks, count * (rank + 1) / ranks};
 }
+
+// Who sends which tree blocks for a batch of `shards` shards, and where each process's
+// part of the combine lands.
+struct CombinePlan {
+    std::vector<std::vector<TreeBlock>> blocks;  // per process
+    std::vector<int64_t> part_bytes, part_offsets;
+    int64_t total_bytes = 0;
+    CombinePlan(int64_t shards, int ranks, int64_t block_bytes) {
+        for (int r = 0; r < ranks; ++r) {
+            const auto [first, last] = shards_of_rank(shards, r, ranks);
+            blocks.push_back(tree_blocks(first, last));
+            part_bytes.push_back(kHeaderBytes + static_cast<int64_t>(blocks.back().size()) * block_bytes);
+            part_offsets.push_back(total_bytes);
+            total_bytes += part_bytes.back();
+        }
+    }
+};
+
+// Parameters per slice of the tree sums: the sums' scratch sits on the stack.
+constexpr size_t kSliceParameters = 256;
+constexpr int kMaxTreeLevels = 9;  // a tree over kMaxShards = 256 shards
 
 }  // namespace
 
@@ -248,11 +276,25 @@ int run_training(const RunRequest& request) {
     std::vector<int64_t> order(static_cast<size_t>(train_rows));
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
     const ShardRecordLayout layout(static_cast<int64_t>(model.parameters().size()));
-    // The combine: this process's header and shard records, then everyone's.
-    std::vector<double> send_storage(static_cast<size_t>((kHeaderBytes + max_shards * layout.bytes + kAlignment) / 8));
-    std::vector<double> receive_storage(ranks > 1 ? static_cast<size_t>((ranks * kHeaderBytes + max_shards * layout.bytes) / 8)
-                                                  : 0);
-    std::vector<int64_t> part_bytes(static_cast<size_t>(ranks)), part_offsets(static_cast<size_t>(ranks));
+    const BlockRecordLayout block_layout(static_cast<int64_t>(model.parameters().size()));
+    // This process's shard records; its part of the combine (header and block records);
+    // everyone's parts. A batch has one of two shard counts: a full one's or the last one's.
+    std::vector<double> shard_storage(static_cast<size_t>((max_shards * layout.bytes + kAlignment) / 8));
+    std::map<int64_t, CombinePlan> plans;
+    for (const int64_t batch_rows : {batch_size, train_rows - (batches_per_epoch - 1) * batch_size})
+        plans.try_emplace((batch_rows + rows_per_shard - 1) / rows_per_shard,
+                          (batch_rows + rows_per_shard - 1) / rows_per_shard, ranks, block_layout.bytes);
+    int64_t send_bytes = 0, receive_bytes = 0;
+    for (const auto& [count, plan] : plans) {
+        receive_bytes = std::max(receive_bytes, plan.total_bytes);
+        send_bytes = std::max(send_bytes, plan.part_bytes[static_cast<size_t>(comm.rank())]);
+    }
+    std::vector<double> send_storage(static_cast<size_t>((send_bytes + kAlignment) / 8));
+    std::vector<double> receive_storage(ranks > 1 ? static_cast<size_t>(receive_bytes / 8) : 0);
+    // Every block record of a step by tree node: level (log2 of its size) * width + its index.
+    const int64_t max_width = tree_width(max_shards);
+    if (tree_levels(max_shards) > kMaxTreeLevels) throw std::logic_error("more shards than the combine's tree holds");
+    std::vector<const char*> block_table(static_cast<size_t>(kMaxTreeLevels * max_width));
     const size_t parameter_count = model.parameters().size();
     const auto parameter_ranges = tbb::blocked_range<size_t>(0, parameter_count, 2048);
 
@@ -299,11 +341,10 @@ int run_training(const RunRequest& request) {
     };
 
     // One step over batch rows [first, first + rows) of `order`: this process's shards
-    // forward, the loss and its gradient on the device, backward; then every shard's
-    // record combined in shard order into the gradient, the loss sum and the correct count.
-    // Returns the stop request agreed by every process (0: none, else a signal number).
-    std::vector<const char*> shard_pointers;
-    shard_pointers.reserve(static_cast<size_t>(max_shards));
+    // forward, the loss and its gradient on the device, backward; then the shards' records
+    // summed along the tree (shard_tree.h): this process's blocks, exchanged, and the root
+    // from everyone's. Returns the stop request agreed by every process (0: none, else a
+    // signal number).
     std::vector<float>& gradient = model.gradients();
     const std::vector<uint8_t>& decayed = model.decayed();
     const float weight_decay = static_cast<float>(settings.weight_decay);
@@ -311,11 +352,12 @@ int run_training(const RunRequest& request) {
     const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
     const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
+        const CombinePlan& plan = plans.at(shards);
         const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
         const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
         const BatchRows batch{split.train.features.data(), order.data() + first};
-        char* send = aligned_start(send_storage);
-        std::memcpy(send, &stop_request, sizeof(stop_request));
+        char* shard_base = aligned_start(shard_storage);
+        const auto shard_record = [&](int64_t s) { return record_at(shard_base + (s - own_first) * layout.bytes); };
         // The shards in groups of at most kGroupRows rows: forward, the device, backward, so
         // that backward finds the group's rows still in cache. Each sample's loss and gradient
         // are the same whatever the grouping.
@@ -343,7 +385,7 @@ int run_training(const RunRequest& request) {
                 tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
                     for (int64_t s = r.begin(); s < r.end(); ++s) {
                         const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
-                        const ShardRecord record = record_at(send + kHeaderBytes + (s - own_first) * layout.bytes);
+                        const ShardRecord record = shard_record(s);
                         double loss_sum = 0;
                         int64_t correct = 0;
                         const float* probabilities = model.probabilities_data();
@@ -359,52 +401,94 @@ int run_training(const RunRequest& request) {
                 });
             });
         }
-        // Everyone's records, in rank order, which is shard order.
+
+        // This process's blocks: the loss and the gradient summed along the tree from its
+        // shards, the correct counts added.
+        char* send = aligned_start(send_storage);
+        std::memcpy(send, &stop_request, sizeof(stop_request));
+        const std::vector<TreeBlock>& own_blocks = plan.blocks[static_cast<size_t>(comm.rank())];
+        const auto no_block = [](int64_t, int64_t) -> const double* { return nullptr; };
+        const auto leaf_gradient = [&](int64_t s) -> const float* { return shard_record(s).gradient; };
+        const auto leaf_loss = [&](int64_t s) -> const double* { return shard_record(s).loss_sum; };
+        for (size_t b = 0; b < own_blocks.size(); ++b) {
+            const ShardRecord block = record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes);
+            double scratch[kMaxTreeLevels];
+            tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_loss, no_block, 0, 1, block.loss_sum, scratch);
+            *block.correct = 0;
+            for (int64_t s = own_blocks[b].first; s < own_blocks[b].first + own_blocks[b].size; ++s)
+                *block.correct += *shard_record(s).correct;
+        }
+        arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<size_t>(0, parameter_count, kSliceParameters),
+                              [&](const tbb::blocked_range<size_t>& r) {
+                double scratch[kMaxTreeLevels * kSliceParameters];
+                for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
+                    const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
+                    for (size_t b = 0; b < own_blocks.size(); ++b) {
+                        auto* sums = reinterpret_cast<double*>(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes + 16);
+                        tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
+                                 sums + slice, scratch);
+                    }
+                }
+            });
+        });
+
+        // Everyone's blocks, in rank order.
         const char* gathered = send;
         if (ranks > 1) {
-            int64_t offset = 0;
-            for (int r = 0; r < ranks; ++r) {
-                const auto [f, l] = shards_of_rank(shards, r, ranks);
-                part_bytes[static_cast<size_t>(r)] = kHeaderBytes + (l - f) * layout.bytes;
-                part_offsets[static_cast<size_t>(r)] = offset;
-                offset += part_bytes[static_cast<size_t>(r)];
-            }
-            comm.all_gather(send, part_bytes[static_cast<size_t>(comm.rank())], receive_storage.data(), part_bytes);
+            comm.all_gather(send, plan.part_bytes[static_cast<size_t>(comm.rank())], receive_storage.data(),
+                            plan.part_bytes);
             gathered = reinterpret_cast<const char*>(receive_storage.data());
         }
         int64_t agreed_stop = 0;
-        std::vector<const char*>& records = shard_pointers;
-        records.clear();
+        std::fill(block_table.begin(), block_table.end(), nullptr);
+        int64_t correct = 0;
         for (int r = 0; r < ranks; ++r) {
-            const char* part = gathered + part_offsets[static_cast<size_t>(r)];
+            const char* part = gathered + plan.part_offsets[static_cast<size_t>(r)];
             int64_t request_of_rank = 0;
             std::memcpy(&request_of_rank, part, sizeof(request_of_rank));
             agreed_stop = std::max(agreed_stop, request_of_rank);
-            const auto [f, l] = shards_of_rank(shards, r, ranks);
-            for (int64_t s = f; s < l; ++s) records.push_back(part + kHeaderBytes + (s - f) * layout.bytes);
+            const std::vector<TreeBlock>& blocks = plan.blocks[static_cast<size_t>(r)];
+            for (size_t b = 0; b < blocks.size(); ++b) {
+                const char* record = part + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes;
+                int level = 0;
+                while ((int64_t{1} << level) < blocks[b].size) ++level;
+                block_table[static_cast<size_t>(level * max_width + blocks[b].first / blocks[b].size)] = record;
+                int64_t block_correct = 0;
+                std::memcpy(&block_correct, record + 8, sizeof(block_correct));
+                correct += block_correct;
+            }
         }
-        for (const char* record : records) {
-            double loss_sum = 0;
-            int64_t correct = 0;
-            std::memcpy(&loss_sum, record, sizeof(loss_sum));
-            std::memcpy(&correct, record + 8, sizeof(correct));
-            state.partial_loss_sum += loss_sum;
-            state.partial_correct += correct;
-        }
+        // The root: every node above the blocks. No leaf is asked for: the blocks tile [0, shards).
+        const auto block_at = [&](int64_t node_first, int64_t size, int64_t offset) -> const double* {
+            int level = 0;
+            while ((int64_t{1} << level) < size) ++level;
+            const char* record = block_table[static_cast<size_t>(level * max_width + node_first / size)];
+            return record ? reinterpret_cast<const double*>(record + offset) : nullptr;
+        };
+        const auto no_leaf = [](int64_t) -> const double* {
+            throw std::logic_error("the combine's blocks do not cover the batch");
+        };
+        const int64_t width = tree_width(shards);
+        double loss_sum = 0, loss_scratch[kMaxTreeLevels];
+        tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, 0); }, 0, 1, &loss_sum,
+                 loss_scratch);
+        state.partial_loss_sum += loss_sum;
+        state.partial_correct += correct;
         state.partial_seen += rows;
         float* parameters = model.parameters().data();
         optimizer.begin_step();
         arena.execute([&] {
             tbb::parallel_for(parameter_ranges, [&](const tbb::blocked_range<size_t>& r) {
-                for (size_t i = r.begin(); i < r.end(); ++i) {
-                    double sum = 0;
-                    for (const char* record : records) {
-                        float value;
-                        std::memcpy(&value, record + 16 + 4 * i, sizeof(value));
-                        sum += static_cast<double>(value);
+                double root[kSliceParameters], scratch[kMaxTreeLevels * kSliceParameters];
+                for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
+                    const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
+                    tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, 16); }, slice,
+                             slice_end, root, scratch);
+                    for (size_t i = slice; i < slice_end; ++i) {
+                        gradient[i] = static_cast<float>(root[i - slice]);
+                        if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
                     }
-                    gradient[i] = static_cast<float>(sum);
-                    if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
                 }
                 optimizer.update(parameters, gradient.data(), r.begin(), r.end());
             });

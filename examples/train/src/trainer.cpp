@@ -138,6 +138,17 @@ ShardRecord record_at(char* base) {
     return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<float*>(base + 16)};
 }
 
+struct BlockRecord {
+    double* loss_sum;
+    int64_t* correct;
+    double* gradient;
+};
+
+BlockRecord block_record_at(char* base) {
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<double*>(base + 16)};
+}
+constexpr int64_t kBlockGradientOffset = 16;
+
 // The shards [first, last) of a batch's `count` that rank r of n takes: contiguous, as
 // even as they divide.
 std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
@@ -411,7 +422,7 @@ int run_training(const RunRequest& request) {
         const auto leaf_gradient = [&](int64_t s) -> const float* { return shard_record(s).gradient; };
         const auto leaf_loss = [&](int64_t s) -> const double* { return shard_record(s).loss_sum; };
         for (size_t b = 0; b < own_blocks.size(); ++b) {
-            const ShardRecord block = record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes);
+            const BlockRecord block = block_record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes);
             double scratch[kMaxTreeLevels];
             tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_loss, no_block, 0, 1, block.loss_sum, scratch);
             *block.correct = 0;
@@ -425,7 +436,7 @@ int run_training(const RunRequest& request) {
                 for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
                     const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
                     for (size_t b = 0; b < own_blocks.size(); ++b) {
-                        auto* sums = reinterpret_cast<double*>(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes + 16);
+                        double* sums = block_record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes).gradient;
                         tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
                                  sums + slice, scratch);
                     }
@@ -483,7 +494,7 @@ int run_training(const RunRequest& request) {
                 double root[kSliceParameters], scratch[kMaxTreeLevels * kSliceParameters];
                 for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
                     const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
-                    tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, 16); }, slice,
+                    tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, kBlockGradientOffset); }, slice,
                              slice_end, root, scratch);
                     for (size_t i = slice; i < slice_end; ++i) {
                         gradient[i] = static_cast<float>(root[i - slice]);

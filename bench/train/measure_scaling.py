@@ -8,7 +8,8 @@ A step on N ranks takes  T(B, N) = t0 + c * rows(B, N) + T_combine(N, bytes(B))
   rows(B, N)  the rows of the rank with the most shards: ceil(S / N) shards of R rows
               (S = ceil(B / R) shards, R from the batch size alone, as in trainer.h);
   T_combine   ceil(log2 N) * alpha + (N - 1) / N * bytes * beta, the MPI_Allgatherv of the
-              shard records (bytes = N * 64 + S * record) fitted from combine_cost.c's times
+              ranks' tree blocks (bytes = N * 64 + blocks * block record, where each rank
+              sends the aligned blocks that tile its shards) fitted from combine_cost.c's times
               on 2 and 3 ranks; beta for the prediction is the network's (--network-gbps),
               alpha --network-alpha-us per message step.
 It also runs nnplug_train under mpirun -np 1, 2, 3 to set the model beside measured steps.
@@ -39,12 +40,33 @@ def shards(batch):
     return (batch + shard_rows(batch) - 1) // shard_rows(batch)
 
 
-def record_bytes(parameters):
+def block_record_bytes(parameters):
+    """A tree block's record: loss sum, correct count and the gradient sum in double."""
+    return (16 + 8 * parameters + 63) // 64 * 64
+
+
+def shard_record_bytes(parameters):
+    """A one-shard block travels as the shard's record: its gradient in float32."""
     return (16 + 4 * parameters + 63) // 64 * 64
 
 
+def tree_blocks(first, last):
+    """Sizes of the largest aligned power-of-two blocks that tile [first, last), as in shard_tree.cpp."""
+    sizes = []
+    while first < last:
+        size = 1
+        while first % (2 * size) == 0 and first + 2 * size <= last:
+            size *= 2
+        sizes.append(size)
+        first += size
+    return sizes
+
+
 def combine_bytes(batch, ranks, parameters):
-    return ranks * 64 + shards(batch) * record_bytes(parameters)
+    count = shards(batch)
+    sizes = [size for r in range(ranks) for size in tree_blocks(count * r // ranks, count * (r + 1) // ranks)]
+    return ranks * 64 + sum(shard_record_bytes(parameters) if size == 1 else block_record_bytes(parameters)
+                            for size in sizes)
 
 
 def parameter_count(features, hidden):

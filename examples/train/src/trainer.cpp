@@ -115,8 +115,8 @@ struct ShardRecordLayout {
     explicit ShardRecordLayout(int64_t parameter_count) : bytes(aligned_bytes(16 + 4 * parameter_count)) {}
 };
 // What a process sends to the combine: a header carrying its stop request, then one record
-// per tree block it holds (shard_tree.h): the block's loss sum, correct count and gradient
-// sum, in double.
+// per tree block it holds (shard_tree.h): a one-shard block as the shard's record, a larger
+// one as its loss sum, correct count and gradient sum in double.
 struct BlockRecordLayout {
     int64_t bytes = 0;
     explicit BlockRecordLayout(int64_t parameter_count) : bytes(aligned_bytes(16 + 8 * parameter_count)) {}
@@ -134,8 +134,11 @@ struct ShardRecord {
     float* gradient;
 };
 
+// Both records: the loss sum at 0, the correct count at 8, the gradient from here on.
+constexpr int64_t kGradientOffset = 16;
+
 ShardRecord record_at(char* base) {
-    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<float*>(base + 16)};
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<float*>(base + kGradientOffset)};
 }
 
 struct BlockRecord {
@@ -145,9 +148,8 @@ struct BlockRecord {
 };
 
 BlockRecord block_record_at(char* base) {
-    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<double*>(base + 16)};
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<double*>(base + kGradientOffset)};
 }
-constexpr int64_t kBlockGradientOffset = 16;
 
 // The shards [first, last) of a batch's `count` that rank r of n takes: contiguous, as
 // even as they divide.
@@ -158,16 +160,23 @@ std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
 // Who sends which tree blocks for a batch of `shards` shards, and where each process's
 // part of the combine lands.
 struct CombinePlan {
-    std::vector<std::vector<TreeBlock>> blocks;  // per process
+    std::vector<std::vector<TreeBlock>> blocks;           // per process
+    std::vector<std::vector<int64_t>> record_offsets;     // per process and block, in its part
     std::vector<int64_t> part_bytes, part_offsets;
     int64_t total_bytes = 0;
-    CombinePlan(int64_t shards, int ranks, int64_t block_bytes) {
+    CombinePlan(int64_t shards, int ranks, int64_t shard_bytes, int64_t block_bytes) {
         for (int r = 0; r < ranks; ++r) {
             const auto [first, last] = shards_of_rank(shards, r, ranks);
             blocks.push_back(tree_blocks(first, last));
-            part_bytes.push_back(kHeaderBytes + static_cast<int64_t>(blocks.back().size()) * block_bytes);
+            record_offsets.emplace_back();
+            int64_t bytes = kHeaderBytes;
+            for (const TreeBlock& block : blocks.back()) {
+                record_offsets.back().push_back(bytes);
+                bytes += block.size == 1 ? shard_bytes : block_bytes;
+            }
+            part_bytes.push_back(bytes);
             part_offsets.push_back(total_bytes);
-            total_bytes += part_bytes.back();
+            total_bytes += bytes;
         }
     }
 };
@@ -294,7 +303,7 @@ int run_training(const RunRequest& request) {
     std::map<int64_t, CombinePlan> plans;
     for (const int64_t batch_rows : {batch_size, train_rows - (batches_per_epoch - 1) * batch_size})
         plans.try_emplace((batch_rows + rows_per_shard - 1) / rows_per_shard,
-                          (batch_rows + rows_per_shard - 1) / rows_per_shard, ranks, block_layout.bytes);
+                          (batch_rows + rows_per_shard - 1) / rows_per_shard, ranks, layout.bytes, block_layout.bytes);
     int64_t send_bytes = 0, receive_bytes = 0;
     for (const auto& [count, plan] : plans) {
         receive_bytes = std::max(receive_bytes, plan.total_bytes);
@@ -302,10 +311,11 @@ int run_training(const RunRequest& request) {
     }
     std::vector<double> send_storage(static_cast<size_t>((send_bytes + kAlignment) / 8));
     std::vector<double> receive_storage(ranks > 1 ? static_cast<size_t>(receive_bytes / 8) : 0);
-    // Every block record of a step by tree node: level (log2 of its size) * width + its index.
+    // Every record of a step by tree node: level (log2 of its size) * width + its index
+    // (level 0: the shard records of one-shard blocks).
     const int64_t max_width = tree_width(max_shards);
     if (tree_levels(max_shards) > kMaxTreeLevels) throw std::logic_error("more shards than the combine's tree holds");
-    std::vector<const char*> block_table(static_cast<size_t>(kMaxTreeLevels * max_width));
+    std::vector<const char*> node_records(static_cast<size_t>(kMaxTreeLevels * max_width));
     const size_t parameter_count = model.parameters().size();
     const auto parameter_ranges = tbb::blocked_range<size_t>(0, parameter_count, 2048);
 
@@ -413,16 +423,23 @@ int run_training(const RunRequest& request) {
             });
         }
 
-        // This process's blocks: the loss and the gradient summed along the tree from its
-        // shards, the correct counts added.
+        // This process's blocks: a one-shard block is the shard's record; a larger one has
+        // the loss and the gradient summed along the tree from its shards, the correct
+        // counts added.
         char* send = aligned_start(send_storage);
         std::memcpy(send, &stop_request, sizeof(stop_request));
         const std::vector<TreeBlock>& own_blocks = plan.blocks[static_cast<size_t>(comm.rank())];
+        const std::vector<int64_t>& own_offsets = plan.record_offsets[static_cast<size_t>(comm.rank())];
         const auto no_block = [](int64_t, int64_t) -> const double* { return nullptr; };
         const auto leaf_gradient = [&](int64_t s) -> const float* { return shard_record(s).gradient; };
         const auto leaf_loss = [&](int64_t s) -> const double* { return shard_record(s).loss_sum; };
         for (size_t b = 0; b < own_blocks.size(); ++b) {
-            const BlockRecord block = block_record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes);
+            if (own_blocks[b].size == 1) {
+                std::memcpy(send + own_offsets[b], shard_record(own_blocks[b].first).loss_sum,
+                            static_cast<size_t>(layout.bytes));
+                continue;
+            }
+            const BlockRecord block = block_record_at(send + own_offsets[b]);
             double scratch[kMaxTreeLevels];
             tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_loss, no_block, 0, 1, block.loss_sum, scratch);
             *block.correct = 0;
@@ -436,7 +453,8 @@ int run_training(const RunRequest& request) {
                 for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
                     const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
                     for (size_t b = 0; b < own_blocks.size(); ++b) {
-                        double* sums = block_record_at(send + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes).gradient;
+                        if (own_blocks[b].size == 1) continue;
+                        double* sums = block_record_at(send + own_offsets[b]).gradient;
                         tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
                                  sums + slice, scratch);
                     }
@@ -452,7 +470,7 @@ int run_training(const RunRequest& request) {
             gathered = reinterpret_cast<const char*>(receive_storage.data());
         }
         int64_t agreed_stop = 0;
-        std::fill(block_table.begin(), block_table.end(), nullptr);
+        std::fill(node_records.begin(), node_records.end(), nullptr);
         int64_t correct = 0;
         for (int r = 0; r < ranks; ++r) {
             const char* part = gathered + plan.part_offsets[static_cast<size_t>(r)];
@@ -461,29 +479,33 @@ int run_training(const RunRequest& request) {
             agreed_stop = std::max(agreed_stop, request_of_rank);
             const std::vector<TreeBlock>& blocks = plan.blocks[static_cast<size_t>(r)];
             for (size_t b = 0; b < blocks.size(); ++b) {
-                const char* record = part + kHeaderBytes + static_cast<int64_t>(b) * block_layout.bytes;
+                const char* record = part + plan.record_offsets[static_cast<size_t>(r)][b];
                 int level = 0;
                 while ((int64_t{1} << level) < blocks[b].size) ++level;
-                block_table[static_cast<size_t>(level * max_width + blocks[b].first / blocks[b].size)] = record;
+                node_records[static_cast<size_t>(level * max_width + blocks[b].first / blocks[b].size)] = record;
                 int64_t block_correct = 0;
                 std::memcpy(&block_correct, record + 8, sizeof(block_correct));
                 correct += block_correct;
             }
         }
-        // The root: every node above the blocks. No leaf is asked for: the blocks tile [0, shards).
+        // The root: every node above the blocks, which tile [0, shards).
         const auto block_at = [&](int64_t node_first, int64_t size, int64_t offset) -> const double* {
+            if (size == 1) return nullptr;  // a shard record: a leaf
             int level = 0;
             while ((int64_t{1} << level) < size) ++level;
-            const char* record = block_table[static_cast<size_t>(level * max_width + node_first / size)];
+            const char* record = node_records[static_cast<size_t>(level * max_width + node_first / size)];
             return record ? reinterpret_cast<const double*>(record + offset) : nullptr;
         };
-        const auto no_leaf = [](int64_t) -> const double* {
-            throw std::logic_error("the combine's blocks do not cover the batch");
+        const auto leaf_record = [&](int64_t s) {
+            const char* record = node_records[static_cast<size_t>(s)];
+            if (record == nullptr) throw std::logic_error("the combine's blocks do not cover the batch");
+            return record;
         };
         const int64_t width = tree_width(shards);
         double loss_sum = 0, loss_scratch[kMaxTreeLevels];
-        tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, 0); }, 0, 1, &loss_sum,
-                 loss_scratch);
+        tree_sum(
+            0, width, shards, [&](int64_t s) { return reinterpret_cast<const double*>(leaf_record(s)); },
+            [&](int64_t f, int64_t size) { return block_at(f, size, 0); }, 0, 1, &loss_sum, loss_scratch);
         state.partial_loss_sum += loss_sum;
         state.partial_correct += correct;
         state.partial_seen += rows;
@@ -494,8 +516,10 @@ int run_training(const RunRequest& request) {
                 double root[kSliceParameters], scratch[kMaxTreeLevels * kSliceParameters];
                 for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
                     const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
-                    tree_sum(0, width, shards, no_leaf, [&](int64_t f, int64_t size) { return block_at(f, size, kBlockGradientOffset); }, slice,
-                             slice_end, root, scratch);
+                    tree_sum(
+                        0, width, shards, [&](int64_t s) { return reinterpret_cast<const float*>(leaf_record(s) + kGradientOffset); },
+                        [&](int64_t f, int64_t size) { return block_at(f, size, kGradientOffset); }, slice, slice_end,
+                        root, scratch);
                     for (size_t i = slice; i < slice_end; ++i) {
                         gradient[i] = static_cast<float>(root[i - slice]);
                         if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];

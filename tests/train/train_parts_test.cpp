@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "checkpoint.h"
 #include "classification_metrics.h"
 #include "dataset.h"
+#include "epoch_order.h"
 #include "device_loss.h"
 #include "model.h"
 #include "optimizer.h"
@@ -181,6 +183,49 @@ TEST(TrainRandom, ShuffleIsFisherYatesWithTheStreamsDraws) {
         EXPECT_EQ(items, expected) << count << " items";
         EXPECT_EQ(shuffled.state(), plain.state()) << count << " items";
     }
+}
+
+TEST(TrainRandom, EpochOrderIsAPermutationWhateverTheThreads) {
+    for (const size_t rows : {size_t{0}, size_t{1}, size_t{2}, size_t{63}, size_t{65}, size_t{100000}}) {
+        std::vector<std::vector<int64_t>> orders;
+        for (const int threads : {1, 2, 3}) {
+            tbb::task_arena arena(threads);
+            EpochOrder order(rows);
+            order.draw(12345, arena);
+            orders.push_back(order.order());
+        }
+        EXPECT_EQ(orders[0], orders[1]) << rows << " rows";
+        EXPECT_EQ(orders[0], orders[2]) << rows << " rows";
+        std::vector<int64_t> sorted = orders[0];
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<int64_t> identity(rows);
+        std::iota(identity.begin(), identity.end(), 0);
+        EXPECT_EQ(sorted, identity) << rows << " rows";
+    }
+    tbb::task_arena arena(2);
+    EpochOrder first(1000), second(1000);
+    first.draw(1, arena);
+    second.draw(2, arena);
+    EXPECT_NE(first.order(), second.order());
+}
+
+TEST(TrainRandom, EpochOrderPutsEveryRowEverywhereEquallyOften) {
+    // Over 24,000 seeds, each of 6 rows lands in each of the 6 places about 4,000 times:
+    // the chi-square statistic of the 36 counts stays below its 99.99th percentile for 25
+    // degrees of freedom (61.1). Fixed seeds, so the outcome is fixed too.
+    constexpr int kRows = 6, kSeeds = 24000;
+    tbb::task_arena arena(1);
+    EpochOrder order(kRows);
+    std::array<std::array<int, kRows>, kRows> counts{};
+    for (int seed = 0; seed < kSeeds; ++seed) {
+        order.draw(static_cast<uint64_t>(seed) * 7919u, arena);
+        for (int place = 0; place < kRows; ++place) ++counts[static_cast<size_t>(order.order()[static_cast<size_t>(place)])][place];
+    }
+    const double expected = static_cast<double>(kSeeds) / kRows;
+    double chi_square = 0;
+    for (const auto& row : counts)
+        for (const int count : row) chi_square += (count - expected) * (count - expected) / expected;
+    EXPECT_LT(chi_square, 61.1);
 }
 
 TEST(TrainCombine, TreeBlocksTileTheRangeWithAlignedPowersOfTwo) {

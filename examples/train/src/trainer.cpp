@@ -22,6 +22,7 @@
 #include "communicator.h"
 #include "classification_metrics.h"
 #include "dataset.h"
+#include "epoch_order.h"
 #include "device_loss.h"
 #include "model.h"
 #include "optimizer.h"
@@ -293,7 +294,8 @@ int run_training(const RunRequest& request) {
     std::vector<float> batch_targets(static_cast<size_t>(capacity)), batch_weights(static_cast<size_t>(capacity));
     std::vector<float> sample_losses(static_cast<size_t>(capacity)), grad_outputs(static_cast<size_t>(capacity));
     std::vector<float> test_scores(static_cast<size_t>(test_rows));
-    std::vector<int64_t> order(static_cast<size_t>(train_rows));
+    EpochOrder epoch_order(static_cast<size_t>(train_rows));
+    const std::vector<int64_t>& order = epoch_order.order();
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
     const ShardRecordLayout layout(static_cast<int64_t>(model.parameters().size()));
     const BlockRecordLayout block_layout(static_cast<int64_t>(model.parameters().size()));
@@ -538,11 +540,11 @@ int run_training(const RunRequest& request) {
     for (int64_t epoch = state.epochs_done + 1; epoch <= settings.epochs; ++epoch) {
         // Timed from the shuffle on, as a training loop that draws its order per epoch is.
         const auto epoch_start = Clock::now();
-        // The epoch's order comes from the stream state saved at its start, so a resumed
-        // epoch replays the same order and skips the batches already done.
+        // The epoch's order comes from one draw of the stream, whose state at the epoch's
+        // start is saved, so a resumed epoch replays the same order and skips the batches
+        // already done.
         if (state.batches_done == 0) state.epoch_start_random = shuffle_random.state();
-        std::iota(order.begin(), order.end(), 0);
-        shuffle_random.shuffle(order.data(), order.size());
+        epoch_order.draw(shuffle_random.next(), arena);
         if (state.batches_done == 0) {
             state.partial_loss_sum = 0;
             state.partial_correct = 0;

@@ -14,7 +14,10 @@ The bound: an epoch must read every training row once (features, label and weigh
 4 * (D + 2) bytes a row), so no program trains faster than the STREAM triad bandwidth
 divided by those bytes. The triad is measured in the same run by nnplug_compare_bce (the
 bench/ target; build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads; nnplug's
-samples/s is printed as a share of that bound.
+samples/s is printed as a share of that bound. Reading the rows in a shuffled order costs
+more than streaming them: nnplug_shuffled_gather (also in bench/) measures in the same run
+the least work of a shuffled epoch (every row read once in a random order, one dot product
+each) and the same rows in order, printed as shares of the bound too.
 
 A benchmark, not a test: it prints one Markdown table (and --json writes the numbers).
 
@@ -132,11 +135,31 @@ def triad_gbs(args):
     return max(values)
 
 
+def gather_rates(args, train_rows):
+    """(shuffled, in order) rows/s of nnplug_shuffled_gather on args.threads threads."""
+    program = pathlib.Path(args.gather_program)
+    if not os.access(program, os.X_OK):
+        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
+                 "nnplug_shuffled_gather target, or pass --gather-program")
+    result = subprocess.run([str(program), "--rows", str(train_rows), "--features", str(args.features),
+                             "--threads", str(args.threads)], check=True, capture_output=True, text=True)
+    rates = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"^(shuffled|in order) rows/s ([0-9.e+]+)$", line.strip())
+        if match:
+            rates[match.group(1)] = float(match.group(2))
+    if len(rates) != 2:
+        sys.exit(f"no rows/s in the output of {program}:\n{result.stdout}")
+    return rates["shuffled"], rates["in order"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--program", default=str(ROOT / "build/bin/nnplug_train"))
     parser.add_argument("--triad-program", default="",
                         help="nnplug_compare_bce (default: beside --program)")
+    parser.add_argument("--gather-program", default="",
+                        help="nnplug_shuffled_gather (default: beside --program)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--features", type=int, default=64)
     parser.add_argument("--batches", default="256,4096,65536", help="logistic regression batch sizes")
@@ -158,6 +181,8 @@ def main():
         sys.exit(f"{args.program} is not an executable: build nnplug_train first or pass --program")
     if not args.triad_program:
         args.triad_program = str(pathlib.Path(args.program).parent / "nnplug_compare_bce")
+    if not args.gather_program:
+        args.gather_program = str(pathlib.Path(args.program).parent / "nnplug_shuffled_gather")
 
     cases = [{"hidden": "", "batch": int(b), "epochs": args.epochs} for b in args.batches.split(",") if b]
     if args.mlp:
@@ -168,6 +193,7 @@ def main():
 
     gbs = triad_gbs(args)
     bound = gbs * 1e9 / bytes_per_row
+    gather_shuffled, gather_in_order = gather_rates(args, train_rows)
     try:
         import torch  # noqa: F401
         data = torch_data(args)
@@ -203,7 +229,10 @@ def main():
           f"nnplug_train on {backend} with {args.threads} threads; "
           f"PyTorch {version or 'not installed'} at its best of {args.torch_threads} threads")
     print(f"Triad {gbs:.2f} GB/s on {args.threads} threads; an epoch reads {bytes_per_row} bytes a row, "
-          f"so the bound is {bound / 1e6:.1f} M samples/s\n")
+          f"so the bound is {bound / 1e6:.1f} M samples/s")
+    print(f"Reading every row once with one dot product, on {args.threads} threads: "
+          f"{gather_shuffled / 1e6:.1f} M rows/s in a shuffled order ({gather_shuffled / bound:.2f} of the bound), "
+          f"{gather_in_order / 1e6:.1f} M in order ({gather_in_order / bound:.2f})\n")
     print("| model | batch | nnplug_train samples/s | PyTorch samples/s (threads) | ratio | share of the bound |")
     print("|---|---|---|---|---|---|")
     for r in results:
@@ -213,6 +242,8 @@ def main():
               f"{r['share_of_bound']:.2f} |")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"date": date, "triad_gbs": gbs, "bound": bound,
+                                                       "gather_shuffled": gather_shuffled,
+                                                       "gather_in_order": gather_in_order,
                                                        "bytes_per_row": bytes_per_row, "loss": args.loss,
                                                        "optimizer": args.optimizer, "threads": args.threads,
                                                        "results": results}, indent=2))

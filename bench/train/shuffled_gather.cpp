@@ -13,18 +13,7 @@
 
 #include <cstdint>
 
-#ifndef NNPLUG_SHUFFLED_GATHER_PREFETCH
-#define NNPLUG_SHUFFLED_GATHER_PREFETCH
-// One cache line. GCC deletes a loop of nothing but __builtin_prefetch, so on x86 the
-// instruction is written out.
-inline void prefetch_line(const char* address) {
-#if defined(__x86_64__) || defined(__i386__)
-    asm volatile("prefetcht0 %0" : : "m"(*address));
-#else
-    __builtin_prefetch(address);
-#endif
-}
-#endif
+#include "prefetch_line.h"  // the training example's
 
 HWY_BEFORE_NAMESPACE();
 namespace nnplug::bench::HWY_NAMESPACE {
@@ -41,8 +30,8 @@ double GatherRange(const float* rows, int64_t stride, int64_t features, const in
     for (int64_t k = begin; k < end; ++k) {
         if (k + ahead < end) {
             const char* next = reinterpret_cast<const char*>(rows + order[k + ahead] * stride);
-            for (int64_t offset = 0; offset < stride * 4; offset += 64) prefetch_line(next + offset);
-            prefetch_line(next + stride * 4 - 1);
+            for (int64_t offset = 0; offset < stride * 4; offset += 64) train::prefetch_line(next + offset);
+            train::prefetch_line(next + stride * 4 - 1);
         }
         const float* row = rows + order[k] * stride;
         auto sum = hn::Zero(d);

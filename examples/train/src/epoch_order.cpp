@@ -1,5 +1,7 @@
 #include "epoch_order.h"
 
+#include "random_stream.h"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -27,22 +29,13 @@ inline int bucket_of(uint64_t seed, uint64_t row) {
 }
 static_assert(kOrderBuckets == 64, "bucket_of takes the top 6 bits");
 
-// A SplitMix64 stream with Lemire's unbiased bounded draw.
+// A SplitMix64 stream.
 class Stream {
 public:
     explicit Stream(uint64_t seed) : state_(seed) {}
     uint64_t next() { return mix(state_ += kGolden); }
     uint64_t below(uint64_t bound) {
-        unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
-        auto low = static_cast<uint64_t>(product);
-        if (low < bound) {
-            const uint64_t threshold = (0 - bound) % bound;
-            while (low < threshold) {
-                product = static_cast<unsigned __int128>(next()) * bound;
-                low = static_cast<uint64_t>(product);
-            }
-        }
-        return static_cast<uint64_t>(product >> 64);
+        return uniform_below(bound, [this] { return next(); });
     }
 
 private:

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "prefetch_line.h"
+
 namespace train {
 namespace {
 
@@ -27,16 +29,6 @@ inline float dot(const float* x, const float* w, int64_t n) {
 // Rows ahead to prefetch: a batch's rows are scattered over the data set, and a dot
 // product per row leaves too few loads in flight to hide the memory's latency.
 constexpr int64_t kPrefetchRows = 8;
-
-// One cache line. GCC deletes a loop of nothing but __builtin_prefetch (a row's lines),
-// so on x86 the instruction is written out.
-inline void prefetch_line(const char* address) {
-#if defined(__x86_64__) || defined(__i386__)
-    asm volatile("prefetcht0 %0" : : "m"(*address));
-#else
-    __builtin_prefetch(address);
-#endif
-}
 
 inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t columns) {
     if (k >= end) return;

@@ -12,6 +12,22 @@
 
 namespace train {
 
+// Uniform integer in [0, bound) from a source of uniform 64-bit words, without modulo bias
+// (Lemire's method).
+template <typename NextWord>
+uint64_t uniform_below(uint64_t bound, NextWord&& next) {
+    unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
+    auto low = static_cast<uint64_t>(product);
+    if (low < bound) {
+        const uint64_t threshold = (0 - bound) % bound;
+        while (low < threshold) {
+            product = static_cast<unsigned __int128>(next()) * bound;
+            low = static_cast<uint64_t>(product);
+        }
+    }
+    return static_cast<uint64_t>(product >> 64);
+}
+
 class RandomStream {
 public:
     explicit RandomStream(uint64_t seed) : engine_(seed) {}
@@ -19,18 +35,9 @@ public:
     uint64_t next() { return engine_(); }
     // Uniform in [0, 1) with 24 random bits, exact in float.
     float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
-    // Uniform integer in [0, bound) without modulo bias (Lemire's method).
+    // Uniform integer in [0, bound).
     uint64_t below(uint64_t bound) {
-        unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
-        uint64_t low = static_cast<uint64_t>(product);
-        if (low < bound) {
-            const uint64_t threshold = (0 - bound) % bound;
-            while (low < threshold) {
-                product = static_cast<unsigned __int128>(next()) * bound;
-                low = static_cast<uint64_t>(product);
-            }
-        }
-        return static_cast<uint64_t>(product >> 64);
+        return uniform_below(bound, [this] { return next(); });
     }
     // Standard normal by Box-Muller in double, one value per call.
     double normal() {

@@ -50,7 +50,7 @@ public:
     void shuffle(Index* items, size_t count) {
         // Each swap partner is a scattered access, so the partners are drawn kAhead swaps
         // early and prefetched: the same draws in the same order, hence the same permutation
-        // (a quarter less time for a training set's 800,000 indices).
+        // (a quarter less time on 800,000 indices).
         constexpr size_t kAhead = 16;
         const size_t swaps = count > 1 ? count - 1 : 0;  // swap s is for i = count - s
         size_t partners[kAhead];

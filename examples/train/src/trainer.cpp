@@ -5,9 +5,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <map>
 #include <cstdio>
-#include <numeric>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -22,8 +21,8 @@
 #include "communicator.h"
 #include "classification_metrics.h"
 #include "dataset.h"
-#include "epoch_order.h"
 #include "device_loss.h"
+#include "epoch_order.h"
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"

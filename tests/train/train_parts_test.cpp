@@ -170,21 +170,6 @@ double host_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y,
     return sum / static_cast<double>(y.size());
 }
 
-TEST(TrainRandom, ShuffleIsFisherYatesWithTheStreamsDraws) {
-    // The shuffle draws its swap partners ahead of the swaps; the permutation must be the
-    // plain Fisher-Yates one, draw for draw, and the stream must end in the same state.
-    for (const size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}}) {
-        RandomStream shuffled(11), plain(11);
-        std::vector<int64_t> items(count), expected(count);
-        std::iota(items.begin(), items.end(), 0);
-        std::iota(expected.begin(), expected.end(), 0);
-        shuffled.shuffle(items.data(), items.size());
-        for (size_t i = count; i > 1; --i) std::swap(expected[i - 1], expected[plain.below(i)]);
-        EXPECT_EQ(items, expected) << count << " items";
-        EXPECT_EQ(shuffled.state(), plain.state()) << count << " items";
-    }
-}
-
 TEST(TrainRandom, EpochOrderIsAPermutationWhateverTheThreads) {
     for (const size_t rows : {size_t{0}, size_t{1}, size_t{2}, size_t{63}, size_t{65}, size_t{100000}}) {
         std::vector<std::vector<int64_t>> orders;

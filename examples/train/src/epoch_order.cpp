@@ -1,12 +1,12 @@
 #include "epoch_order.h"
 
-#include "random_stream.h"
-
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "random_stream.h"
 
 namespace train {
 namespace {

@@ -45,27 +45,9 @@ public:
         const double u2 = static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0);
         return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     }
-    // Fisher-Yates from the last item down: item i - 1 swaps with item below(i).
     template <typename Index>
     void shuffle(Index* items, size_t count) {
-        // Each swap partner is a scattered access, so the partners are drawn kAhead swaps
-        // early and prefetched: the same draws in the same order, hence the same permutation
-        // (a quarter less time on 800,000 indices).
-        constexpr size_t kAhead = 16;
-        const size_t swaps = count > 1 ? count - 1 : 0;  // swap s is for i = count - s
-        size_t partners[kAhead];
-        for (size_t s = 0; s < swaps && s < kAhead; ++s) {
-            partners[s] = static_cast<size_t>(below(count - s));
-            __builtin_prefetch(items + partners[s], 1);
-        }
-        for (size_t s = 0; s < swaps; ++s) {
-            const size_t partner = partners[s % kAhead];
-            if (s + kAhead < swaps) {
-                partners[s % kAhead] = static_cast<size_t>(below(count - s - kAhead));
-                __builtin_prefetch(items + partners[s % kAhead], 1);
-            }
-            std::swap(items[count - s - 1], items[partner]);
-        }
+        for (size_t i = count; i > 1; --i) std::swap(items[i - 1], items[below(i)]);
     }
 
     std::string state() const {

@@ -155,27 +155,34 @@ int64_t GoldenCase::attr(const std::string& attr_name, int64_t fallback) const {
     return fallback;
 }
 
-GoldenRun run_golden_case(const GoldenCase& golden) {
+UploadedOperands upload_operands(const GoldenCase& golden) {
     const OpUnderTest& op = op_named(golden.op);
-    std::vector<std::unique_ptr<DeviceTensor>> uploaded;
-    std::vector<const aclTensor*> arguments;
-    const DeviceTensor* output = nullptr;
+    UploadedOperands uploaded;
     for (const std::string& role : op.operands) {
         const auto found = golden.tensors.find(role);
         if (found == golden.tensors.end() || !found->second.present) {
-            arguments.push_back(nullptr);
+            uploaded.arguments.push_back(nullptr);
             continue;
         }
         const GoldenTensor& t = found->second;
-        uploaded.push_back(
+        uploaded.tensors.push_back(
             std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype));
-        arguments.push_back(uploaded.back()->get());
-        if (role == op.output) output = uploaded.back().get();
+        const DeviceTensor* tensor = uploaded.tensors.back().get();
+        uploaded.arguments.push_back(tensor->get());
+        if (role == op.output)
+            uploaded.output = tensor;
+        else
+            uploaded.inputs.push_back(tensor);
     }
+    return uploaded;
+}
+
+GoldenRun run_golden_case(const GoldenCase& golden) {
+    const UploadedOperands uploaded = upload_operands(golden);
     GoldenRun run;
-    run.status = run_op(op, arguments, golden.attrs);
+    run.status = run_op(op_named(golden.op), uploaded.arguments, golden.attrs);
     if (run.status != ACLNN_SUCCESS) run.message = aclGetRecentErrMsg();
-    if (output != nullptr) run.output = output->storage_bytes();
+    if (uploaded.output != nullptr) run.output = uploaded.output->storage_bytes();
     return run;
 }
 

@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "device_tensor.h"
 
 namespace nnplug::conformance {
 
@@ -48,6 +51,15 @@ struct GoldenRun {
     std::string message;
     std::vector<uint8_t> output;
 };
+
+// A case's present operands on the current device.
+struct UploadedOperands {
+    std::vector<std::unique_ptr<DeviceTensor>> tensors;
+    std::vector<const aclTensor*> arguments;  // one per operand of the op, null where absent
+    const DeviceTensor* output = nullptr;     // null when the case has no output
+    std::vector<const DeviceTensor*> inputs;  // the present operands but the output
+};
+UploadedOperands upload_operands(const GoldenCase& golden);
 
 // Uploads the case's operands to the current device, runs its op through both phases
 // and reads the output's storage back.

@@ -54,15 +54,12 @@ public:
     aclnnStatus run(aclrtStream stream, std::string& message) const;
     std::vector<uint8_t> output() const;                  // the output's storage
     std::vector<std::vector<uint8_t>> inputs() const;     // each present input's storage
-    const std::vector<const aclTensor*>& arguments() const { return arguments_; }
+    const std::vector<const aclTensor*>& arguments() const { return operands_.arguments; }
 
 private:
     const GoldenCase& golden_;
     const OpUnderTest& op_;
-    std::vector<std::unique_ptr<DeviceTensor>> tensors_;
-    std::vector<const aclTensor*> arguments_;
-    const DeviceTensor* output_ = nullptr;
-    std::vector<const DeviceTensor*> inputs_;
+    UploadedOperands operands_;
 };
 
 // A call the first phase refused although every argument is valid: only the backend

@@ -49,42 +49,28 @@ std::vector<Report::Group> Report::groups() const {
 
 // ---- UploadedCase ---------------------------------------------------------------------------
 
-UploadedCase::UploadedCase(const GoldenCase& golden) : golden_(golden), op_(op_named(golden.op)) {
-    for (const std::string& role : op_.operands) {
-        const auto found = golden.tensors.find(role);
-        if (found == golden.tensors.end() || !found->second.present) {
-            arguments_.push_back(nullptr);
-            continue;
-        }
-        const GoldenTensor& t = found->second;
-        tensors_.push_back(
-            std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, t.offset, t.dtype));
-        arguments_.push_back(tensors_.back()->get());
-        if (role == op_.output)
-            output_ = tensors_.back().get();
-        else
-            inputs_.push_back(tensors_.back().get());
-    }
-    if (output_ == nullptr) throw std::runtime_error("case " + golden.name + " has no output");
+UploadedCase::UploadedCase(const GoldenCase& golden)
+    : golden_(golden), op_(op_named(golden.op)), operands_(upload_operands(golden)) {
+    if (operands_.output == nullptr) throw std::runtime_error("case " + golden.name + " has no output");
 }
 
-void UploadedCase::reset_output() const { output_->upload(golden_.tensors.at(op_.output).storage); }
+void UploadedCase::reset_output() const { operands_.output->upload(golden_.tensors.at(op_.output).storage); }
 
 aclnnStatus UploadedCase::first_phase(uint64_t* workspace, aclOpExecutor** executor) const {
-    return op_.first_phase(arguments_, golden_.attrs, workspace, executor);
+    return op_.first_phase(operands_.arguments, golden_.attrs, workspace, executor);
 }
 
 aclnnStatus UploadedCase::run(aclrtStream stream, std::string& message) const {
-    const aclnnStatus status = run_op(op_, arguments_, golden_.attrs, stream);
+    const aclnnStatus status = run_op(op_, operands_.arguments, golden_.attrs, stream);
     if (status != ACLNN_SUCCESS) message = aclGetRecentErrMsg();
     return status;
 }
 
-std::vector<uint8_t> UploadedCase::output() const { return output_->storage_bytes(); }
+std::vector<uint8_t> UploadedCase::output() const { return operands_.output->storage_bytes(); }
 
 std::vector<std::vector<uint8_t>> UploadedCase::inputs() const {
     std::vector<std::vector<uint8_t>> result;
-    for (const DeviceTensor* input : inputs_) result.push_back(input->storage_bytes());
+    for (const DeviceTensor* input : operands_.inputs) result.push_back(input->storage_bytes());
     return result;
 }
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <string>
@@ -296,7 +297,7 @@ const nnplug_plugin kPlugin = [] {
     plugin.last_error = sdk::last_error;
     plugin.device = &kDevice;
     plugin.ops = kOpPointers;
-    plugin.op_count = 5;
+    plugin.op_count = std::size(kOpPointers);
     return plugin;
 }();
 

@@ -23,6 +23,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "row_table.h"
 #include "shard_tree.h"
 #include "train_settings.h"
 #include "trainer.h"
@@ -460,6 +461,11 @@ TEST(TrainModel, ShardsGiveTheSameBytesInAnyOrderAndSumToTheBatchGradient) {
         const std::vector<float> in_order = shard_gradients(BatchRows{gathered.data(), nullptr}, false);
         EXPECT_TRUE(shard_gradients(BatchRows{gathered.data(), nullptr}, true) == in_order);
         EXPECT_TRUE(shard_gradients(BatchRows{data.data(), index.data()}, true) == in_order);
+        // Rows padded to whole cache lines, read ahead across the shards' ends.
+        const RowTable table(data.data(), 2 * kRows, kInputs);
+        EXPECT_TRUE(shard_gradients(BatchRows{table.data(), index.data(), table.stride(), kRows}, true) == in_order);
+        const RowTable gathered_table(gathered.data(), kRows, kInputs);
+        EXPECT_TRUE(shard_gradients(BatchRows{gathered_table.data(), nullptr, gathered_table.stride()}, false) == in_order);
 
         // The whole batch at once, against the shards' sum.
         Model whole = model;
@@ -470,6 +476,30 @@ TEST(TrainModel, ShardsGiveTheSameBytesInAnyOrderAndSumToTheBatchGradient) {
             for (int64_t s = 0; s < shards; ++s) sum += in_order[static_cast<size_t>(s) * parameters + i];
             EXPECT_NEAR(sum, whole.gradients()[i], 1e-5 * (1 + std::abs(whole.gradients()[i]))) << "parameter " << i;
         }
+    }
+}
+
+TEST(TrainData, RowTableStartsEveryRowOnACacheLine) {
+    for (const int64_t columns : {1, 13, 16, 64, 65}) {
+        SCOPED_TRACE(fmt::format("{} columns", columns));
+        constexpr int64_t kRows = 37;
+        std::vector<float> source(static_cast<size_t>(kRows * columns));
+        std::iota(source.begin(), source.end(), 1.0f);
+        RowTable table(source.data(), kRows, columns);
+        EXPECT_EQ(table.stride() % 16, 0);
+        EXPECT_GE(table.stride(), columns);
+        EXPECT_LT(table.stride(), columns + 16);
+        for (int64_t i = 0; i < kRows; ++i) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(table.row(i)) % 64, 0u);
+            EXPECT_EQ(std::memcmp(table.row(i), source.data() + i * columns, static_cast<size_t>(columns) * sizeof(float)), 0);
+            for (int64_t j = columns; j < table.stride(); ++j) EXPECT_EQ(table.row(i)[j], 0.0f);
+        }
+        const float* rows = table.data();
+        RowTable moved(std::move(table));
+        EXPECT_EQ(moved.data(), rows);
+        EXPECT_EQ(moved.rows(), kRows);
+        EXPECT_EQ(moved.columns(), columns);
+        EXPECT_EQ(table.data(), nullptr);  // NOLINT(bugprone-use-after-move): a moved-from table is empty
     }
 }
 

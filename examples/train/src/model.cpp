@@ -27,15 +27,22 @@ inline float dot(const float* x, const float* w, int64_t n) {
 }
 
 // Rows ahead to prefetch: a batch's rows are scattered over the data set, and a dot
-// product per row leaves too few loads in flight to hide the memory's latency.
-constexpr int64_t kPrefetchRows = 8;
+// product per row leaves too few loads in flight to hide the memory's latency. Reads run
+// ahead across the shard's end into the batch's next rows (the thread's next shard, most
+// often), so that no shard starts cold.
+constexpr int64_t kPrefetchRows = 32;
 
 inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t columns) {
-    if (k >= end) return;
+    if (k >= std::max(end, rows.count)) return;
     const char* row = reinterpret_cast<const char*>(rows.row(k, columns));
     const int64_t bytes = columns * static_cast<int64_t>(sizeof(float));
     for (int64_t offset = 0; offset < bytes; offset += 64) prefetch_line(row + offset);
     prefetch_line(row + bytes - 1);
+}
+
+// Whether rows are read in place as one matrix (else an MLP gathers them first).
+inline bool contiguous(const BatchRows& rows, int64_t columns) {
+    return !rows.index && (rows.stride == 0 || rows.stride == columns);
 }
 
 // dot(x, w, n) that also copies x to `copy`, in one pass.
@@ -133,7 +140,7 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
                 prefetch_row(rows, k + kPrefetchRows, end, inputs);
                 logits[k] = copy_dot(rows.row(k, inputs), gathered_.data() + k * inputs, weight, inputs) + bias;
             } else {
-                logits[k] = dot(rows.data + k * inputs, weight, inputs) + bias;
+                logits[k] = dot(rows.row(k, inputs), weight, inputs) + bias;
             }
         }
         finish_rows(logits, begin, end);
@@ -143,7 +150,7 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
         const int64_t stop = std::min(end, block + kBlockRows);
         const int64_t count = stop - block;
         const float* input = rows.data + block * inputs;
-        if (rows.index) {
+        if (!contiguous(rows, inputs)) {
             for (int64_t k = block; k < stop; ++k) {
                 prefetch_row(rows, k + kPrefetchRows, stop, inputs);
                 std::memcpy(gathered_.data() + k * inputs, rows.row(k, inputs), static_cast<size_t>(inputs) * sizeof(float));
@@ -175,7 +182,7 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
         const float* gathered = gathered_.data();
         for (int64_t k = begin; k < end; ++k) {
             const float delta = output_delta(grad_outputs, k);
-            const float* x = rows.index ? gathered + k * inputs : rows.data + k * inputs;
+            const float* x = rows.index ? gathered + k * inputs : rows.row(k, inputs);
             for (int64_t j = 0; j < inputs; ++j) weight_grad[j] += delta * x[j];
             bias_grad += delta;
         }
@@ -192,9 +199,9 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
         for (int64_t block = begin; block < end; block += kBlockRows) {
             const int64_t count = std::min(end, block + kBlockRows) - block;
             ConstMap delta(deltas_[l].data() + block * layer.outputs, count, layer.outputs);
-            const float* input = l > 0           ? activations_[l - 1].data() + block * layer.inputs
-                                 : rows.index    ? gathered_.data() + block * inputs
-                                                 : rows.data + block * inputs;
+            const float* input = l > 0                       ? activations_[l - 1].data() + block * layer.inputs
+                                 : !contiguous(rows, inputs) ? gathered_.data() + block * inputs
+                                                             : rows.data + block * inputs;
             ConstMap in(input, count, layer.inputs);
             if (block == begin) {
                 weight_grad.noalias() = delta.transpose() * in;

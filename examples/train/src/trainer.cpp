@@ -26,6 +26,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "row_table.h"
 #include "run_report.h"
 #include "shard_tree.h"
 
@@ -213,6 +214,9 @@ int run_training(const RunRequest& request) {
     const int64_t train_rows = split.train.rows();
     const int64_t test_rows = split.test.rows();
     const int64_t features = split.train.features.cols();
+    // Training rows are read in a shuffled order: from a table laid out for that.
+    const RowTable train_features(split.train.features.data(), train_rows, features);
+    split.train.features = FeatureMatrix();
     const auto class_weights =
         class_weight_values(settings.class_weights, train_rows - split.train.positives(), split.train.positives());
     const std::optional<float> pos_weight =
@@ -223,7 +227,12 @@ int run_training(const RunRequest& request) {
     // p, so bce folds it into the sample weights and both losses train on the same objective.
     auto sample_class_weights = class_weights;
     if (pos_weight && loss_kind_used == LossKind::kBce) sample_class_weights.second *= *pos_weight;
-    const Eigen::VectorXf train_weights = sample_weights(split.train.labels, sample_class_weights);
+    // Each training label as one byte: a step looks up a label per sample at a random row,
+    // and a table of bytes stays in cache where one of floats would not. A sample's weight
+    // follows from its label.
+    std::vector<uint8_t> train_labels(static_cast<size_t>(split.train.labels.size()));
+    for (size_t i = 0; i < train_labels.size(); ++i) train_labels[i] = split.train.labels[static_cast<Eigen::Index>(i)] == 1.0f;
+    const float label_weights[2] = {sample_class_weights.first, sample_class_weights.second};
     const Eigen::VectorXf test_weights = sample_weights(split.test.labels, sample_class_weights);
 
     Model model(features, settings.hidden,
@@ -377,7 +386,7 @@ int run_training(const RunRequest& request) {
         const CombinePlan& plan = plans.at(shards);
         const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
         const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
-        const BatchRows batch{split.train.features.data(), order.data() + first};
+        const BatchRows batch{train_features.data(), order.data() + first, train_features.stride(), rows};
         char* shard_base = aligned_start(shard_storage);
         const auto shard_record = [&](int64_t s) { return record_at(shard_base + (s - own_first) * layout.bytes); };
         // The shards in groups of at most kGroupRows rows: forward, the device, backward, so
@@ -392,9 +401,9 @@ int run_training(const RunRequest& request) {
                     for (int64_t s = r.begin(); s < r.end(); ++s) {
                         const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                         for (int64_t k = begin; k < end; ++k) {
-                            const int64_t source = batch.index[k];
-                            batch_targets[static_cast<size_t>(k)] = split.train.labels[source];
-                            batch_weights[static_cast<size_t>(k)] = train_weights[source];
+                            const uint8_t label = train_labels[static_cast<size_t>(batch.index[k])];
+                            batch_targets[static_cast<size_t>(k)] = label;
+                            batch_weights[static_cast<size_t>(k)] = label_weights[label];
                         }
                         model.forward_shard(batch, begin, end);
                     }

@@ -1,8 +1,9 @@
 // The least work of a training epoch over a shuffled data set: read every row once, in a
 // random order, and take one dot product of its features (plus its label and weight).
-// No trainer that visits rows in that order can run faster on this machine; the same rows
-// read in order show what the random order costs. compare_with_pytorch.py prints both
-// beside nnplug_train's samples/s.
+// The rows sit as the training example keeps them (row_table.h: cache-line rows in huge
+// pages, labels as bytes, a weight per label). No trainer that visits rows in that order
+// can run faster on this machine; the same rows read in order show what the random order
+// costs. compare_with_pytorch.py prints both beside nnplug_train's samples/s.
 //
 //   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2
 #undef HWY_TARGET_INCLUDE
@@ -14,24 +15,25 @@
 #include <cstdint>
 
 #include "prefetch_line.h"  // the training example's
+#include "row_table.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace nnplug::bench::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Sum over rows order[begin, end) of (features . w) * label * weight; each row holds
-// `features` floats, then its label and weight (stride floats in all). Rows `ahead` places
-// on are prefetched: one row per dot product leaves too few loads in flight otherwise.
-double GatherRange(const float* rows, int64_t stride, int64_t features, const int64_t* order, int64_t begin,
-                   int64_t end, const float* w, int64_t ahead) {
+// Sum over rows order[begin, end) of (features . w) * weight[label]; row i starts at
+// rows + i * stride and holds `features` floats. Rows `ahead` places on are prefetched:
+// one row per dot product leaves too few loads in flight otherwise.
+double GatherRange(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
+                   const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
     const hn::ScalableTag<float> d;
     const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+    const int64_t row_bytes = features * static_cast<int64_t>(sizeof(float));
     double total = 0;
     for (int64_t k = begin; k < end; ++k) {
         if (k + ahead < end) {
             const char* next = reinterpret_cast<const char*>(rows + order[k + ahead] * stride);
-            for (int64_t offset = 0; offset < stride * 4; offset += 64) train::prefetch_line(next + offset);
-            train::prefetch_line(next + stride * 4 - 1);
+            for (int64_t offset = 0; offset < row_bytes; offset += 64) train::prefetch_line(next + offset);
         }
         const float* row = rows + order[k] * stride;
         auto sum = hn::Zero(d);
@@ -39,7 +41,7 @@ double GatherRange(const float* rows, int64_t stride, int64_t features, const in
         for (; j + lanes <= features; j += lanes) sum = hn::MulAdd(hn::LoadU(d, row + j), hn::LoadU(d, w + j), sum);
         float dot = hn::GetLane(hn::SumOfLanes(d, sum));
         for (; j < features; ++j) dot += row[j] * w[j];
-        total += static_cast<double>(dot * row[features] * row[features + 1]);
+        total += static_cast<double>(dot * weights[labels[order[k]]]);
     }
     return total;
 }
@@ -67,7 +69,7 @@ HWY_EXPORT(GatherRange);
 
 int main(int argc, char** argv) {
     CLI::App app{"Rows per second of the least work of a shuffled training epoch"};
-    int64_t rows = 800000, features = 64, ahead = 16;
+    int64_t rows = 800000, features = 64, ahead = 32;
     int threads = 2, reps = 5;
     app.add_option("--rows", rows, "rows of the data set")->check(CLI::PositiveNumber);
     app.add_option("--features", features, "features per row")->check(CLI::PositiveNumber);
@@ -76,11 +78,15 @@ int main(int argc, char** argv) {
     app.add_option("--ahead", ahead, "rows prefetched ahead")->check(CLI::NonNegativeNumber);
     CLI11_PARSE(app, argc, argv);
 
-    const int64_t stride = features + 2;
-    std::vector<float> data(static_cast<size_t>(rows * stride));
+    train::RowTable data(rows, features);
+    std::vector<uint8_t> labels(static_cast<size_t>(rows));
+    const float weights[2] = {0.75f, 1.25f};
     std::mt19937_64 random(1);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    for (float& value : data) value = uniform(random);
+    for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < features; ++j) data.row(i)[j] = uniform(random);
+        labels[static_cast<size_t>(i)] = random() & 1;
+    }
     std::vector<float> w(static_cast<size_t>(features), 0.5f);
     std::vector<int64_t> in_order(static_cast<size_t>(rows)), shuffled(static_cast<size_t>(rows));
     std::iota(in_order.begin(), in_order.end(), 0);
@@ -97,7 +103,8 @@ int main(int argc, char** argv) {
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
                         return sum + HWY_DYNAMIC_DISPATCH(nnplug::bench::GatherRange)(
-                                         data.data(), stride, features, order.data(), r.begin(), r.end(), w.data(), ahead);
+                                         data.data(), data.stride(), features, labels.data(), weights, order.data(),
+                                         r.begin(), r.end(), w.data(), ahead);
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());
             });
@@ -109,7 +116,7 @@ int main(int argc, char** argv) {
     const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled);
     const auto [in_order_rate, in_order_sum] = best_rate(in_order);
     std::printf("rows %lld, %lld bytes a row, %d threads, best of %d\n", static_cast<long long>(rows),
-                static_cast<long long>(stride * 4), threads, reps);
+                static_cast<long long>(data.stride() * 4), threads, reps);
     std::printf("shuffled rows/s %.4g\n", shuffled_rate);
     std::printf("in order rows/s %.4g\n", in_order_rate);
     // The sums, so that no compiler drops the reads; equal up to rounding.

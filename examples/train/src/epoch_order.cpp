@@ -25,9 +25,9 @@ inline uint64_t mix(uint64_t z) {
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
 inline int bucket_of(uint64_t seed, uint64_t row) {
-    return static_cast<int>(mix(seed + kGolden * (row + 1)) >> 58);  // 64 buckets: the top 6 bits
+    return static_cast<int>(mix(seed + kGolden * (row + 1)) >> 56);  // 256 buckets: the top 8 bits
 }
-static_assert(kOrderBuckets == 64, "bucket_of takes the top 6 bits");
+static_assert(kOrderBuckets == 256, "bucket_of takes the top 8 bits");
 
 // A SplitMix64 stream.
 class Stream {

@@ -3,11 +3,12 @@
 // Parameters and gradients live in one flat buffer each, so the optimizer and the
 // checkpoint see a single array.
 //
-// A training step works on shards: contiguous ranges of a batch's rows. forward_shard and
-// backward_shard read the parameters only and write rows [begin, end) of buffers sized
-// for the whole batch (reserve), plus the shard's own gradient, so different shards may
-// run on different threads at once. A shard's results depend only on its rows and its
-// position in the batch, never on which thread or process computes it.
+// A training step works on shards: contiguous ranges of the rows passed as a batch (a
+// trainer may pass a batch part by part). forward_shard and backward_shard read the
+// parameters only and write rows [begin, end) of per-row buffers (reserve), plus the
+// shard's own gradient, so different shards may run on different threads at once. A
+// shard's results depend only on its rows and its position among them, never on which
+// thread or process computes it.
 #pragma once
 
 #include <Eigen/Core>

@@ -292,11 +292,17 @@ int run_training(const RunRequest& request) {
         std::fflush(stdout);
     }
 
+    // A step runs its shards in groups of at most kGroupRows rows: forward, the device,
+    // backward, so that backward finds the group's rows still in cache. The model and the
+    // device hold one group (or one chunk of the test split) at a time.
+    constexpr int64_t kGroupRows = 16384;
+    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     const int64_t capacity = std::max(batch_size, evaluation_chunk);
-    DeviceBceLoss loss(capacity, loss_kind_used,
+    const int64_t group_capacity = std::max(std::min(batch_size, shards_per_group * rows_per_shard), evaluation_chunk);
+    DeviceBceLoss loss(group_capacity, loss_kind_used,
                        loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt);
-    model.reserve(capacity);
+    model.reserve(group_capacity);
 
     // Buffers reused by every batch: no allocation inside the loop.
     std::vector<float> batch_targets(static_cast<size_t>(capacity)), batch_weights(static_cast<size_t>(capacity));
@@ -379,37 +385,37 @@ int run_training(const RunRequest& request) {
     std::vector<float>& gradient = model.gradients();
     const std::vector<uint8_t>& decayed = model.decayed();
     const float weight_decay = static_cast<float>(settings.weight_decay);
-    constexpr int64_t kGroupRows = 16384;
-    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
     const auto train_step = [&](int64_t first, int64_t rows, int64_t stop_request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
         const CombinePlan& plan = plans.at(shards);
         const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
         const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
-        const BatchRows batch{train_features.data(), order.data() + first, train_features.stride(), rows};
+        const int64_t* batch_index = order.data() + first;
         char* shard_base = aligned_start(shard_storage);
         const auto shard_record = [&](int64_t s) { return record_at(shard_base + (s - own_first) * layout.bytes); };
-        // The shards in groups of at most kGroupRows rows: forward, the device, backward, so
-        // that backward finds the group's rows still in cache. Each sample's loss and gradient
-        // are the same whatever the grouping.
+        // The shards group by group. Each sample's loss and gradient are the same whatever
+        // the grouping: a shard's rows start a whole number of shards into its group.
         for (int64_t group = own_first; group < own_last; group += shards_per_group) {
             const int64_t group_last = std::min(own_last, group + shards_per_group);
             const int64_t group_begin = group * rows_per_shard;
             const int64_t group_end = std::min(group_last * rows_per_shard, rows);
+            // The group's rows, numbered from 0 for the model; reads run ahead to the batch's end.
+            const BatchRows group_rows{train_features.data(), batch_index + group_begin, train_features.stride(),
+                                       rows - group_begin};
             arena.execute([&] {
                 tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
                     for (int64_t s = r.begin(); s < r.end(); ++s) {
                         const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                         for (int64_t k = begin; k < end; ++k) {
-                            const uint8_t label = train_labels[static_cast<size_t>(batch.index[k])];
+                            const uint8_t label = train_labels[static_cast<size_t>(batch_index[k])];
                             batch_targets[static_cast<size_t>(k)] = label;
                             batch_weights[static_cast<size_t>(k)] = label_weights[label];
                         }
-                        model.forward_shard(batch, begin, end);
+                        model.forward_shard(group_rows, begin - group_begin, end - group_begin);
                     }
                 });
             });
-            loss.run_samples(model.outputs() + group_begin, batch_targets.data() + group_begin,
+            loss.run_samples(model.outputs(), batch_targets.data() + group_begin,
                              batch_weights.data() + group_begin, group_end - group_begin, sample_losses.data() + group_begin,
                              grad_outputs.data() + group_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
             arena.execute([&] {
@@ -423,11 +429,12 @@ int run_training(const RunRequest& request) {
                         for (int64_t k = begin; k < end; ++k) {
                             loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(k)]);
                             // Predictions: sigmoid(logit) >= 0.5 with either loss.
-                            correct += (probabilities[k] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
+                            correct += (probabilities[k - group_begin] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
                         }
                         *record.loss_sum = loss_sum;
                         *record.correct = correct;
-                        model.backward_shard(batch, grad_outputs.data(), begin, end, record.gradient);
+                        model.backward_shard(group_rows, grad_outputs.data() + group_begin, begin - group_begin,
+                                             end - group_begin, record.gradient);
                     }
                 });
             });

@@ -6,50 +6,6 @@
 // costs. compare_with_pytorch.py prints both beside nnplug_train's samples/s.
 //
 //   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "train/shuffled_gather.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
-
-#include <hwy/highway.h>
-
-#include <cstdint>
-
-#include "prefetch_line.h"  // the training example's
-#include "row_table.h"
-
-HWY_BEFORE_NAMESPACE();
-namespace nnplug::bench::HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
-
-// Sum over rows order[begin, end) of (features . w) * weight[label]; row i starts at
-// rows + i * stride and holds `features` floats. Rows `ahead` places on are prefetched:
-// one row per dot product leaves too few loads in flight otherwise.
-double GatherRange(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
-                   const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
-    const hn::ScalableTag<float> d;
-    const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-    const int64_t row_bytes = features * static_cast<int64_t>(sizeof(float));
-    double total = 0;
-    for (int64_t k = begin; k < end; ++k) {
-        if (k + ahead < end) {
-            const char* next = reinterpret_cast<const char*>(rows + order[k + ahead] * stride);
-            for (int64_t offset = 0; offset < row_bytes; offset += 64) train::prefetch_line(next + offset);
-        }
-        const float* row = rows + order[k] * stride;
-        auto sum = hn::Zero(d);
-        int64_t j = 0;
-        for (; j + lanes <= features; j += lanes) sum = hn::MulAdd(hn::LoadU(d, row + j), hn::LoadU(d, w + j), sum);
-        float dot = hn::GetLane(hn::SumOfLanes(d, sum));
-        for (; j < features; ++j) dot += row[j] * w[j];
-        total += static_cast<double>(dot * weights[labels[order[k]]]);
-    }
-    return total;
-}
-
-}  // namespace nnplug::bench::HWY_NAMESPACE
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
 #include <CLI/CLI.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
@@ -58,14 +14,51 @@ HWY_AFTER_NAMESPACE();
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <numeric>
 #include <random>
 #include <vector>
 
-namespace nnplug::bench {
-HWY_EXPORT(GatherRange);
-}  // namespace nnplug::bench
+// The training example's:
+#include "prefetch_line.h"
+#include "row_dot.h"
+#include "row_table.h"
+
+namespace {
+
+// Sum over rows order[begin, end) of (features . w) * weight[label]; row i starts at
+// rows + i * stride and holds `features` floats. Rows (and their labels) `ahead` places on
+// are prefetched: one row per dot product leaves too few loads in flight otherwise.
+inline double gather_range(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
+                    const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
+    const int64_t row_bytes = features * static_cast<int64_t>(sizeof(float));
+    double total = 0;
+    for (int64_t k = begin; k < end; ++k) {
+        if (k + ahead < end) {
+            const int64_t next_row = order[k + ahead];
+            const char* next = reinterpret_cast<const char*>(rows + next_row * stride);
+            for (int64_t offset = 0; offset < row_bytes; offset += 64) train::prefetch_line(next + offset);
+            train::prefetch_line(reinterpret_cast<const char*>(labels + next_row));
+        }
+        const int64_t row = order[k];
+        total += static_cast<double>(train::dot<false>(rows + row * stride, w, features) * weights[labels[row]]);
+    }
+    return total;
+}
+
+// gather_range with the row width laid out at compile time where it is a common one, as
+// the training example's model has it.
+double gather_rows(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
+                   const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
+    double total = 0;
+    train::with_row_width(features, [&](auto width) {
+        total = gather_range(rows, stride, width ? width() : features, labels, weights, order, begin, end, w, ahead);
+    });
+    return total;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"Rows per second of the least work of a shuffled training epoch"};
@@ -102,9 +95,8 @@ int main(int argc, char** argv) {
                 return tbb::parallel_reduce(
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + HWY_DYNAMIC_DISPATCH(nnplug::bench::GatherRange)(
-                                         data.data(), data.stride(), features, labels.data(), weights, order.data(),
-                                         r.begin(), r.end(), w.data(), ahead);
+                        return sum + gather_rows(data.data(), data.stride(), features, labels.data(), weights,
+                                                 order.data(), r.begin(), r.end(), w.data(), ahead);
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());
             });
@@ -123,4 +115,3 @@ int main(int argc, char** argv) {
     std::printf("checksums %.6g %.6g\n", shuffled_sum, in_order_sum);
     return 0;
 }
-#endif

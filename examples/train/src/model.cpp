@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "prefetch_line.h"
+#include "row_dot.h"
 
 namespace train {
 namespace {
@@ -13,39 +14,6 @@ namespace {
 // allocation) and the block in cache. Fixed, so a shard's arithmetic never depends on
 // anything but its rows.
 constexpr int64_t kBlockRows = 256;
-
-// Four floats as one vector (GCC and Clang): the lanes add and multiply as four floats do.
-typedef float Lanes __attribute__((vector_size(16)));
-constexpr int64_t kBlockLanes = 4;
-
-inline Lanes load_lanes(const float* p) {
-    Lanes v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-// x . w over n floats in one fixed order, the same for every row wherever it sits in
-// memory: sixteen lanes in four vectors (independent sums, so the adds overlap), the
-// vectors pairwise, their lanes pairwise, then the tail. With kCopy, x is also copied to
-// `copy` in the same pass.
-template <bool kCopy>
-inline float dot(const float* x, const float* w, int64_t n, float* copy = nullptr) {
-    Lanes total[4] = {};
-    int64_t k = 0;
-    for (; k + 4 * kBlockLanes <= n; k += 4 * kBlockLanes)
-        for (int v = 0; v < 4; ++v) {
-            const Lanes value = load_lanes(x + k + kBlockLanes * v);
-            if (kCopy) std::memcpy(copy + k + kBlockLanes * v, &value, sizeof value);
-            total[v] += value * load_lanes(w + k + kBlockLanes * v);
-        }
-    const Lanes pairs = (total[0] + total[2]) + (total[1] + total[3]);
-    float sum = (pairs[0] + pairs[2]) + (pairs[1] + pairs[3]);
-    for (; k < n; ++k) {
-        if (kCopy) copy[k] = x[k];
-        sum += x[k] * w[k];
-    }
-    return sum;
-}
 
 // Rows ahead to prefetch: a batch's rows are scattered over the data set, and a dot
 // product per row leaves too few loads in flight to hide the memory's latency. Reads run
@@ -151,15 +119,18 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
         const float* weight = parameters_.data() + layers_[0].weight_offset;
         const float bias = parameters_[layers_[0].bias_offset];
         float* logits = output_values_.data();  // the logit first, replaced by finish_rows
-        for (int64_t k = begin; k < end; ++k) {
-            if (rows.index) {
-                // Gathered while it is read, so that backward reads the batch in order.
-                prefetch_row(rows, k + kPrefetchRows, end, inputs);
-                logits[k] = dot<true>(rows.row(k, inputs), weight, inputs, gathered_.data() + k * inputs) + bias;
-            } else {
-                logits[k] = dot<false>(rows.row(k, inputs), weight, inputs) + bias;
+        with_row_width(inputs, [&](auto width) {
+            const int64_t n = width ? width() : inputs;
+            for (int64_t k = begin; k < end; ++k) {
+                if (rows.index) {
+                    // Gathered while it is read, so that backward reads the batch in order.
+                    prefetch_row(rows, k + kPrefetchRows, end, n);
+                    logits[k] = dot<true>(rows.row(k, n), weight, n, gathered_.data() + k * n) + bias;
+                } else {
+                    logits[k] = dot<false>(rows.row(k, n), weight, n) + bias;
+                }
             }
-        }
+        });
         finish_rows(logits, begin, end);
         return;
     }
@@ -210,14 +181,17 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
                 x[i] = rows.index ? gathered + (chunk + i) * inputs : rows.row(chunk + i, inputs);
                 bias_grad += delta[i];
             }
-            int64_t j = 0;
-            for (; j + kBlockLanes * 8 <= inputs; j += kBlockLanes * 8) add_scaled_rows<8>(weight_grad + j, delta, x, j, count);
-            for (; j + kBlockLanes <= inputs; j += kBlockLanes) add_scaled_rows<1>(weight_grad + j, delta, x, j, count);
-            for (; j < inputs; ++j) {
-                float sum = weight_grad[j];
-                for (int64_t i = 0; i < count; ++i) sum += delta[i] * x[i][j];
-                weight_grad[j] = sum;
-            }
+            with_row_width(inputs, [&](auto width) {
+                const int64_t n = width ? width() : inputs;
+                const int64_t wide = n / (kBlockLanes * 8) * (kBlockLanes * 8), whole = n / kBlockLanes * kBlockLanes;
+                for (int64_t j = 0; j < wide; j += kBlockLanes * 8) add_scaled_rows<8>(weight_grad + j, delta, x, j, count);
+                for (int64_t j = wide; j < whole; j += kBlockLanes) add_scaled_rows<1>(weight_grad + j, delta, x, j, count);
+                for (int64_t j = whole; j < n; ++j) {
+                    float sum = weight_grad[j];
+                    for (int64_t i = 0; i < count; ++i) sum += delta[i] * x[i][j];
+                    weight_grad[j] = sum;
+                }
+            });
         }
         gradient[layers_[0].bias_offset] = bias_grad;
         return;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -25,6 +26,7 @@
 #include "random_stream.h"
 #include "row_table.h"
 #include "shard_tree.h"
+#include "sigmoid.h"
 #include "train_settings.h"
 #include "trainer.h"
 
@@ -501,6 +503,41 @@ TEST(TrainData, RowTableStartsEveryRowOnACacheLine) {
         EXPECT_EQ(moved.columns(), columns);
         EXPECT_EQ(table.data(), nullptr);  // NOLINT(bugprone-use-after-move): a moved-from table is empty
     }
+}
+
+TEST(TrainModel, SigmoidIsNearTheFloat64OneAndTheSameWhereverAnElementSits) {
+    std::vector<float> z;
+    for (int i = -12000; i <= 12000; ++i) z.push_back(static_cast<float>(i) * 0.01f);
+    const float inf = std::numeric_limits<float>::infinity();
+    for (const float special : {88.0f, 89.0f, 104.0f, 105.0f, 1e30f, inf, 1e-30f, 0.0f, -0.0f})
+        for (const float sign : {1.0f, -1.0f}) z.push_back(sign * special);
+    z.push_back(std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> p(z.size());
+    sigmoid(z.data(), p.data(), static_cast<int64_t>(z.size()));
+    double worst_ulps = 0;
+    for (size_t i = 0; i < z.size(); ++i) {
+        SCOPED_TRACE(fmt::format("z = {}", z[i]));
+        float alone = 0;
+        sigmoid(&z[i], &alone, 1);
+        EXPECT_EQ(std::memcmp(&alone, &p[i], sizeof alone), 0);  // the same bits, NaN included
+        if (std::isnan(z[i])) {
+            EXPECT_TRUE(std::isnan(p[i]));
+            continue;
+        }
+        const auto reference = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(z[i]))));
+        if (reference < std::numeric_limits<float>::min()) {
+            EXPECT_LE(p[i], std::numeric_limits<float>::min());  // where exp(-z) overflows: 0 or below FLT_MIN
+            continue;
+        }
+        const float ulp = std::nextafter(reference, inf) - reference;
+        worst_ulps = std::max(worst_ulps, std::abs(static_cast<double>(p[i]) - reference) / ulp);
+    }
+    EXPECT_LE(worst_ulps, 4.0);
+    const float ends[2] = {-inf, inf};
+    float at_ends[2] = {};
+    sigmoid(ends, at_ends, 2);
+    EXPECT_EQ(at_ends[0], 0.0f);
+    EXPECT_EQ(at_ends[1], 1.0f);
 }
 
 TEST(TrainModel, ShardRowsDependOnTheBatchSizeOnly) {

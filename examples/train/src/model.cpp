@@ -6,6 +6,7 @@
 
 #include "prefetch_line.h"
 #include "row_dot.h"
+#include "sigmoid.h"
 
 namespace train {
 namespace {
@@ -97,12 +98,11 @@ void Model::reserve(int64_t rows) {
 }
 
 void Model::finish_rows(const float* logits, int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-        const float z = logits[k];
-        const float p = 1.0f / (1.0f + std::exp(-z));
-        probabilities_[k] = p;
-        output_values_[k] = output_ == ModelOutput::kLogit ? z : p;
-    }
+    sigmoid(logits + begin, probabilities_.data() + begin, end - begin);
+    if (output_ == ModelOutput::kProbability)
+        std::copy(probabilities_.data() + begin, probabilities_.data() + end, output_values_.data() + begin);
+    else if (logits != output_values_.data())  // logistic regression wrote the logits there already
+        std::copy(logits + begin, logits + end, output_values_.data() + begin);
 }
 
 float Model::output_delta(const float* grad_outputs, int64_t k) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "prefetch_line.h"
@@ -27,7 +28,9 @@ inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t 
     const char* row = reinterpret_cast<const char*>(rows.row(k, columns));
     const int64_t bytes = columns * static_cast<int64_t>(sizeof(float));
     for (int64_t offset = 0; offset < bytes; offset += 64) prefetch_line(row + offset);
-    prefetch_line(row + bytes - 1);
+    // A row that starts inside a line may end in one the loop did not reach (rows of the
+    // row table start on a line and never do).
+    if (reinterpret_cast<uintptr_t>(row) % 64 != 0) prefetch_line(row + bytes - 1);
 }
 
 // Whether rows are read in place as one matrix (else an MLP gathers them first).

@@ -1,9 +1,9 @@
 // Rows of float features laid out for reads in a random order, as a shuffled epoch makes:
 // each row starts on a cache line (its length padded to a multiple of 64 bytes), so a row
 // costs no more line fills than its bytes need, and the table sits in transparent huge
-// pages where Linux grants them, so that a scattered row seldom misses the TLB. With 4 KiB
-// pages, nearly every row of a table of hundreds of MB needs a page walk of its own, and
-// the walk, not the bandwidth, sets the pace.
+// pages where Linux grants them, so that a scattered row seldom misses the TLB (with 4 KiB
+// pages, nearly every row of a table of hundreds of MB needs a page walk of its own). A row
+// that straddled an extra line, or waited on a walk, would hold its read in flight longer.
 #pragma once
 
 #include <cstddef>

@@ -21,40 +21,20 @@
 #include <vector>
 
 // The training example's:
-#include "prefetch_line.h"
-#include "row_dot.h"
+#include "row_kernels.h"
 #include "row_table.h"
 
 namespace {
 
-// Sum over rows order[begin, end) of (features . w) * weight[label]; row i starts at
-// rows + i * stride and holds `features` floats. Rows (and their labels) `ahead` places on
-// are prefetched: one row per dot product leaves too few loads in flight otherwise.
-inline double gather_range(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
-                    const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
-    const int64_t row_bytes = features * static_cast<int64_t>(sizeof(float));
+// Sum over rows order[begin, end) of (features . w) * weight[label], read by the training
+// example's forward loop (row_kernels.h: rows prefetched ahead, one dot product each) with
+// the logits in `logits`.
+double gather_rows(const train::RowTable& data, const uint8_t* labels, const float* weights, const int64_t* order,
+                   int64_t begin, int64_t end, const float* w, float* logits) {
+    const train::BatchRows rows{data.data(), order, data.stride(), end};
+    train::row_logits(rows, begin, end, data.columns(), w, 0.0f, logits, nullptr);
     double total = 0;
-    for (int64_t k = begin; k < end; ++k) {
-        if (k + ahead < end) {
-            const int64_t next_row = order[k + ahead];
-            const char* next = reinterpret_cast<const char*>(rows + next_row * stride);
-            for (int64_t offset = 0; offset < row_bytes; offset += 64) train::prefetch_line(next + offset);
-            train::prefetch_line(reinterpret_cast<const char*>(labels + next_row));
-        }
-        const int64_t row = order[k];
-        total += static_cast<double>(train::dot<false>(rows + row * stride, w, features) * weights[labels[row]]);
-    }
-    return total;
-}
-
-// gather_range with the row width laid out at compile time where it is a common one, as
-// the training example's model has it.
-double gather_rows(const float* rows, int64_t stride, int64_t features, const uint8_t* labels, const float* weights,
-                   const int64_t* order, int64_t begin, int64_t end, const float* w, int64_t ahead) {
-    double total = 0;
-    train::with_row_width(features, [&](auto width) {
-        total = gather_range(rows, stride, width ? width() : features, labels, weights, order, begin, end, w, ahead);
-    });
+    for (int64_t k = begin; k < end; ++k) total += static_cast<double>(logits[k] * weights[labels[order[k]]]);
     return total;
 }
 
@@ -62,13 +42,12 @@ double gather_rows(const float* rows, int64_t stride, int64_t features, const ui
 
 int main(int argc, char** argv) {
     CLI::App app{"Rows per second of the least work of a shuffled training epoch"};
-    int64_t rows = 800000, features = 64, ahead = 32;
+    int64_t rows = 800000, features = 64;
     int threads = 2, reps = 5;
     app.add_option("--rows", rows, "rows of the data set")->check(CLI::PositiveNumber);
     app.add_option("--features", features, "features per row")->check(CLI::PositiveNumber);
     app.add_option("--threads", threads, "oneTBB threads")->check(CLI::PositiveNumber);
     app.add_option("--reps", reps, "epochs of each order; the fastest counts")->check(CLI::PositiveNumber);
-    app.add_option("--ahead", ahead, "rows prefetched ahead")->check(CLI::NonNegativeNumber);
     CLI11_PARSE(app, argc, argv);
 
     train::RowTable data(rows, features);
@@ -80,7 +59,7 @@ int main(int argc, char** argv) {
         for (int64_t j = 0; j < features; ++j) data.row(i)[j] = uniform(random);
         labels[static_cast<size_t>(i)] = random() & 1;
     }
-    std::vector<float> w(static_cast<size_t>(features), 0.5f);
+    std::vector<float> w(static_cast<size_t>(features), 0.5f), logits(static_cast<size_t>(rows));
     std::vector<int64_t> in_order(static_cast<size_t>(rows)), shuffled(static_cast<size_t>(rows));
     std::iota(in_order.begin(), in_order.end(), 0);
     shuffled = in_order;
@@ -95,8 +74,8 @@ int main(int argc, char** argv) {
                 return tbb::parallel_reduce(
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + gather_rows(data.data(), data.stride(), features, labels.data(), weights,
-                                                 order.data(), r.begin(), r.end(), w.data(), ahead);
+                        return sum + gather_rows(data, labels.data(), weights, order.data(), r.begin(), r.end(),
+                                                 w.data(), logits.data());
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());
             });

@@ -2,6 +2,7 @@
 // optimizers, settings and checkpoints.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <array>
@@ -24,6 +25,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "row_kernels.h"
 #include "row_table.h"
 #include "shard_tree.h"
 #include "sigmoid.h"
@@ -538,6 +540,69 @@ TEST(TrainModel, SigmoidIsNearTheFloat64OneAndTheSameWhereverAnElementSits) {
     sigmoid(ends, at_ends, 2);
     EXPECT_EQ(at_ends[0], 0.0f);
     EXPECT_EQ(at_ends[1], 1.0f);
+}
+
+// The row kernels' documented order of additions, one float at a time.
+float reference_logit(const float* x, const float* w, int64_t n, float bias) {
+    float lane[16] = {};
+    const int64_t whole = n / 16 * 16;
+    for (int64_t k = 0; k < whole; k += 16)
+        for (int64_t l = 0; l < 16; ++l) lane[l] += x[k + l] * w[k + l];
+    float half[8], quarter[4];
+    for (int l = 0; l < 8; ++l) half[l] = lane[l] + lane[l + 8];
+    for (int l = 0; l < 4; ++l) quarter[l] = half[l] + half[l + 4];
+    float sum = (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
+    for (int64_t k = whole; k < n; ++k) sum += x[k] * w[k];
+    return sum + bias;
+}
+
+TEST(TrainModel, RowKernelsGiveTheDocumentedBitsOnEveryTargetOfThisCpu) {
+    const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+    ASSERT_FALSE(targets.empty());
+    RandomStream random(5);
+    for (const int64_t columns : {1, 13, 16, 17, 32, 48, 64, 100, 128, 130, 300}) {
+        SCOPED_TRACE(fmt::format("{} columns", columns));
+        constexpr int64_t kRows = 150;
+        RowTable table(kRows, columns);
+        for (int64_t i = 0; i < kRows; ++i)
+            for (int64_t j = 0; j < columns; ++j) table.row(i)[j] = 4.0f * random.uniform() - 2.0f;
+        std::vector<float> weight(static_cast<size_t>(columns)), delta(kRows), start(static_cast<size_t>(columns));
+        for (float& value : weight) value = 2.0f * random.uniform() - 1.0f;
+        for (float& value : delta) value = random.uniform() - 0.5f;
+        for (float& value : start) value = random.uniform();
+        std::vector<int64_t> index(kRows);
+        for (int64_t k = 0; k < kRows; ++k) index[static_cast<size_t>(k)] = (k * 37 + 11) % kRows;
+        const BatchRows rows{table.data(), index.data(), table.stride(), kRows};
+        const float bias = 0.25f;
+
+        std::vector<float> expected_logits(kRows), expected_sum = start;
+        std::vector<const float*> x(kRows);
+        for (int64_t k = 0; k < kRows; ++k) {
+            x[static_cast<size_t>(k)] = rows.row(k, columns);
+            expected_logits[static_cast<size_t>(k)] = reference_logit(x[static_cast<size_t>(k)], weight.data(), columns, bias);
+        }
+        for (int64_t j = 0; j < columns; ++j)
+            for (int64_t k = 0; k < kRows; ++k)
+                expected_sum[static_cast<size_t>(j)] += delta[static_cast<size_t>(k)] * x[static_cast<size_t>(k)][j];
+
+        for (const int64_t target : targets) {
+            SCOPED_TRACE(hwy::TargetName(target));
+            hwy::SetSupportedTargetsForTest(target);
+            hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+            std::vector<float> logits(kRows), gathered(static_cast<size_t>(kRows * columns)), sum = start;
+            // In two calls, so that the first reads ahead into the second's rows.
+            row_logits(rows, 0, 70, columns, weight.data(), bias, logits.data(), gathered.data());
+            row_logits(rows, 70, kRows, columns, weight.data(), bias, logits.data(), gathered.data());
+            EXPECT_EQ(std::memcmp(logits.data(), expected_logits.data(), logits.size() * sizeof(float)), 0);
+            for (int64_t k = 0; k < kRows; ++k)
+                EXPECT_EQ(std::memcmp(gathered.data() + k * columns, x[static_cast<size_t>(k)], columns * sizeof(float)), 0);
+            add_row_products(sum.data(), delta.data(), x.data(), 64, columns);
+            add_row_products(sum.data(), delta.data() + 64, x.data() + 64, kRows - 64, columns);
+            EXPECT_EQ(std::memcmp(sum.data(), expected_sum.data(), sum.size() * sizeof(float)), 0);
+        }
+        hwy::SetSupportedTargetsForTest(0);
+        hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    }
 }
 
 TEST(TrainModel, ShardRowsDependOnTheBatchSizeOnly) {

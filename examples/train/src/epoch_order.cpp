@@ -15,6 +15,9 @@ namespace {
 // bucket (rows in increasing order) does not depend on the threads.
 constexpr int64_t kPieces = 64;
 
+// Swap partners drawn before the swaps that use them.
+constexpr uint64_t kDrawsAhead = 64;
+
 // SplitMix64's output function: a well-mixed 64-bit value of any 64-bit input.
 inline uint64_t mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -45,7 +48,7 @@ private:
 }  // namespace
 
 EpochOrder::EpochOrder(size_t rows)
-    : order_(rows), counts_(static_cast<size_t>(kPieces * kOrderBuckets)), bucket_start_(kOrderBuckets + 1) {}
+    : order_(rows), buckets_(rows), counts_(static_cast<size_t>(kPieces * kOrderBuckets)), bucket_start_(kOrderBuckets + 1) {}
 
 void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
     const auto rows = static_cast<int64_t>(order_.size());
@@ -59,7 +62,11 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
                 int64_t* count = counts_.data() + piece * kOrderBuckets;
                 std::fill(count, count + kOrderBuckets, 0);
                 const auto [first, last] = piece_range(piece);
-                for (int64_t row = first; row < last; ++row) ++count[bucket_of(seed, static_cast<uint64_t>(row))];
+                for (int64_t row = first; row < last; ++row) {
+                    const int bucket = bucket_of(seed, static_cast<uint64_t>(row));
+                    buckets_[static_cast<size_t>(row)] = static_cast<uint8_t>(bucket);
+                    ++count[bucket];
+                }
             }
         });
         // Bucket-major offsets: bucket 0's rows from piece 0, 1, ..., then bucket 1's.
@@ -80,8 +87,7 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
             for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
                 int64_t* next = counts_.data() + piece * kOrderBuckets;
                 const auto [first, last] = piece_range(piece);
-                for (int64_t row = first; row < last; ++row)
-                    order_[static_cast<size_t>(next[bucket_of(seed, static_cast<uint64_t>(row))]++)] = row;
+                for (int64_t row = first; row < last; ++row) order_[static_cast<size_t>(next[buckets_[static_cast<size_t>(row)]]++)] = row;
             }
         });
         // Shuffle each bucket with its own stream.
@@ -91,7 +97,15 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
                 int64_t* items = order_.data() + bucket_start[static_cast<size_t>(b)];
                 const auto count = static_cast<uint64_t>(bucket_start[static_cast<size_t>(b) + 1] -
                                                          bucket_start[static_cast<size_t>(b)]);
-                for (uint64_t i = count; i > 1; --i) std::swap(items[i - 1], items[stream.below(i)]);
+                // Fisher-Yates, its draws taken kDrawsAhead at a time: the stream's
+                // arithmetic then overlaps, instead of each swap waiting for its draw.
+                uint64_t partner[kDrawsAhead];
+                for (uint64_t i = count; i > 1;) {
+                    const uint64_t swaps = std::min<uint64_t>(kDrawsAhead, i - 1);
+                    for (uint64_t t = 0; t < swaps; ++t) partner[t] = stream.below(i - t);
+                    for (uint64_t t = 0; t < swaps; ++t) std::swap(items[i - 1 - t], items[partner[t]]);
+                    i -= swaps;
+                }
             }
         });
     });

@@ -32,6 +32,7 @@ public:
 
 private:
     std::vector<int64_t> order_;
+    std::vector<uint8_t> buckets_;  // each row's bucket, from the count for the scatter
     // Rows per (piece of the rows, bucket), then the scatter's offsets; where each bucket
     // starts. Sized once.
     std::vector<int64_t> counts_;

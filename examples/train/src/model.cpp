@@ -5,8 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "prefetch_line.h"
-#include "row_dot.h"
+#include "row_kernels.h"
 #include "sigmoid.h"
 
 namespace train {
@@ -17,39 +16,9 @@ namespace {
 // anything but its rows.
 constexpr int64_t kBlockRows = 256;
 
-// Rows ahead to prefetch: a batch's rows are scattered over the data set, and a dot
-// product per row leaves too few loads in flight to hide the memory's latency. Reads run
-// ahead across the shard's end into the batch's next rows (the thread's next shard, most
-// often), so that no shard starts cold.
-constexpr int64_t kPrefetchRows = 32;
-
-inline void prefetch_row(const BatchRows& rows, int64_t k, int64_t end, int64_t columns) {
-    if (k >= std::max(end, rows.count)) return;
-    const char* row = reinterpret_cast<const char*>(rows.row(k, columns));
-    const int64_t bytes = columns * static_cast<int64_t>(sizeof(float));
-    for (int64_t offset = 0; offset < bytes; offset += 64) prefetch_line(row + offset);
-    // A row that starts inside a line may end in one the loop did not reach (rows of the
-    // row table start on a line and never do).
-    if (reinterpret_cast<uintptr_t>(row) % 64 != 0) prefetch_line(row + bytes - 1);
-}
-
 // Whether rows are read in place as one matrix (else an MLP gathers them first).
 inline bool contiguous(const BatchRows& rows, int64_t columns) {
     return !rows.index && (rows.stride == 0 || rows.stride == columns);
-}
-
-// sum[c] += delta[i] * x[i][column + c] for c in [0, 4 * kVectors), i = 0, 1, ..., count - 1
-// in turn.
-template <int kVectors>
-inline void add_scaled_rows(float* sum, const float* delta, const float* const* x, int64_t column, int64_t count) {
-    Lanes total[kVectors];
-    for (int v = 0; v < kVectors; ++v) total[v] = load_lanes(sum + kBlockLanes * v);
-    for (int64_t i = 0; i < count; ++i) {
-        const Lanes scale = {delta[i], delta[i], delta[i], delta[i]};
-        const float* row = x[i] + column;
-        for (int v = 0; v < kVectors; ++v) total[v] += scale * load_lanes(row + kBlockLanes * v);
-    }
-    std::memcpy(sum, total, sizeof total);
 }
 
 }  // namespace
@@ -122,18 +91,9 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
         const float* weight = parameters_.data() + layers_[0].weight_offset;
         const float bias = parameters_[layers_[0].bias_offset];
         float* logits = output_values_.data();  // the logit first, replaced by finish_rows
-        with_row_width(inputs, [&](auto width) {
-            const int64_t n = width ? width() : inputs;
-            for (int64_t k = begin; k < end; ++k) {
-                if (rows.index) {
-                    // Gathered while it is read, so that backward reads the batch in order.
-                    prefetch_row(rows, k + kPrefetchRows, end, n);
-                    logits[k] = dot<true>(rows.row(k, n), weight, n, gathered_.data() + k * n) + bias;
-                } else {
-                    logits[k] = dot<false>(rows.row(k, n), weight, n) + bias;
-                }
-            }
-        });
+        // With an index, each row is gathered while it is read, so that backward reads the
+        // batch in order.
+        row_logits(rows, begin, end, inputs, weight, bias, logits, rows.index ? gathered_.data() : nullptr);
         finish_rows(logits, begin, end);
         return;
     }
@@ -184,17 +144,7 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
                 x[i] = rows.index ? gathered + (chunk + i) * inputs : rows.row(chunk + i, inputs);
                 bias_grad += delta[i];
             }
-            with_row_width(inputs, [&](auto width) {
-                const int64_t n = width ? width() : inputs;
-                const int64_t wide = n / (kBlockLanes * 8) * (kBlockLanes * 8), whole = n / kBlockLanes * kBlockLanes;
-                for (int64_t j = 0; j < wide; j += kBlockLanes * 8) add_scaled_rows<8>(weight_grad + j, delta, x, j, count);
-                for (int64_t j = wide; j < whole; j += kBlockLanes) add_scaled_rows<1>(weight_grad + j, delta, x, j, count);
-                for (int64_t j = whole; j < n; ++j) {
-                    float sum = weight_grad[j];
-                    for (int64_t i = 0; i < count; ++i) sum += delta[i] * x[i][j];
-                    weight_grad[j] = sum;
-                }
-            });
+            add_row_products(weight_grad, delta, x, count, inputs);
         }
         gradient[layers_[0].bias_offset] = bias_grad;
         return;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "batch_rows.h"
 #include "dataset.h"
 #include "random_stream.h"
 
@@ -24,20 +25,6 @@ namespace train {
 // What the model emits: the sigmoid of the last layer (for aclnnBinaryCrossEntropy) or the
 // last layer itself (for aclnnBinaryCrossEntropyWithLogits, which applies the sigmoid).
 enum class ModelOutput { kProbability, kLogit };
-
-// The samples of a batch: sample k is row index[k] of `data` (row-major, one column per
-// model input, `stride` floats from one row's start to the next, 0 for no padding), or row
-// k when index is null. With an index, `count` rows of the batch may be read ahead of the
-// shard being computed (0: none beyond the shard's own).
-struct BatchRows {
-    const float* data = nullptr;
-    const int64_t* index = nullptr;
-    int64_t stride = 0;
-    int64_t count = 0;
-    const float* row(int64_t k, int64_t columns) const {
-        return data + (index ? index[k] : k) * (stride ? stride : columns);
-    }
-};
 
 class Model {
 public:

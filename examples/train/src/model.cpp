@@ -77,11 +77,14 @@ void Model::finish_rows(const float* logits, int64_t begin, int64_t end) {
         std::copy(logits + begin, logits + end, output_values_.data() + begin);
 }
 
-float Model::output_delta(const float* grad_outputs, int64_t k) const {
-    if (output_ == ModelOutput::kLogit) return grad_outputs[k];
+void Model::output_deltas(const float* grad_outputs, int64_t begin, int64_t end, float* deltas) const {
+    if (output_ == ModelOutput::kLogit) {
+        std::copy(grad_outputs + begin, grad_outputs + end, deltas);
+        return;
+    }
     // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
-    const float p = probabilities_[k];
-    return grad_outputs[k] * (p * (1.0f - p));
+    const float* p = probabilities_.data();
+    for (int64_t k = begin; k < end; ++k) deltas[k - begin] = grad_outputs[k] * (p[k] * (1.0f - p[k]));
 }
 
 void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
@@ -127,30 +130,31 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
                            float* gradient) {
     const int64_t inputs = sizes_[0];
     if (layers_.size() == 1) {
-        // weight_grad[j] = sum over rows k, in order, of delta_k * x_kj. A block of columns
-        // stays in registers across a chunk of rows, with enough independent sums to keep
-        // the adder busy; every column's sum is still taken in k's order.
-        float* __restrict weight_grad = gradient + layers_[0].weight_offset;
+        // weight_grad[j] = sum over rows k, in order, of delta_k * x_kj (row_kernels.h), a
+        // chunk of rows at a time. The bias's gradient, the sum of the deltas, is taken in
+        // four running sums (of the rows begin + 4i + l), then (0 + 1) + (2 + 3): a fixed
+        // order whose adds overlap.
+        float* weight_grad = gradient + layers_[0].weight_offset;
         std::fill(weight_grad, weight_grad + inputs, 0.0f);
-        float bias_grad = 0.0f;
+        float bias_sums[4] = {};
         const float* gathered = gathered_.data();
         constexpr int64_t kChunkRows = 64;
         float delta[kChunkRows];
         const float* x[kChunkRows];
         for (int64_t chunk = begin; chunk < end; chunk += kChunkRows) {
             const int64_t count = std::min(kChunkRows, end - chunk);
+            output_deltas(grad_outputs, chunk, chunk + count, delta);
             for (int64_t i = 0; i < count; ++i) {
-                delta[i] = output_delta(grad_outputs, chunk + i);
                 x[i] = rows.index ? gathered + (chunk + i) * inputs : rows.row(chunk + i, inputs);
-                bias_grad += delta[i];
+                bias_sums[i % 4] += delta[i];
             }
             add_row_products(weight_grad, delta, x, count, inputs);
         }
-        gradient[layers_[0].bias_offset] = bias_grad;
+        gradient[layers_[0].bias_offset] = (bias_sums[0] + bias_sums[1]) + (bias_sums[2] + bias_sums[3]);
         return;
     }
     RowMatrix& top = deltas_.back();
-    for (int64_t k = begin; k < end; ++k) top(k, 0) = output_delta(grad_outputs, k);
+    output_deltas(grad_outputs, begin, end, top.data() + begin);  // one column
     for (size_t l = layers_.size(); l-- > 0;) {
         const Layer& layer = layers_[l];
         Map weight_grad(gradient + layer.weight_offset, layer.outputs, layer.inputs);

@@ -86,7 +86,8 @@ private:
     };
 
     void finish_rows(const float* logits, int64_t begin, int64_t end);
-    float output_delta(const float* grad_outputs, int64_t k) const;
+    // dLoss/d(last layer) of rows [begin, end) into deltas[0, end - begin).
+    void output_deltas(const float* grad_outputs, int64_t begin, int64_t end, float* deltas) const;
 
     ModelOutput output_;
     std::vector<int64_t> sizes_;  // inputs, hidden..., 1

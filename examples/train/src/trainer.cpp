@@ -152,6 +152,21 @@ BlockRecord block_record_at(char* base) {
     return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<double*>(base + kGradientOffset)};
 }
 
+// A shard's loss sum in double: four running sums (of its samples 4i + l), then
+// (0 + 1) + (2 + 3), a fixed order whose adds overlap.
+double shard_loss_sum(const float* losses, int64_t count) {
+    double sums[4] = {};
+    for (int64_t k = 0; k < count; ++k) sums[k % 4] += static_cast<double>(losses[k]);
+    return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
+// A shard's correct predictions: sigmoid(logit) >= 0.5 with either loss.
+int64_t shard_correct(const float* probabilities, const float* targets, int64_t count) {
+    int64_t correct = 0;
+    for (int64_t k = 0; k < count; ++k) correct += (probabilities[k] >= 0.5f) == (targets[k] == 1.0f);
+    return correct;
+}
+
 // The shards [first, last) of a batch's `count` that rank r of n takes: contiguous, as
 // even as they divide.
 std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
@@ -423,16 +438,9 @@ int run_training(const RunRequest& request) {
                     for (int64_t s = r.begin(); s < r.end(); ++s) {
                         const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                         const ShardRecord record = shard_record(s);
-                        double loss_sum = 0;
-                        int64_t correct = 0;
-                        const float* probabilities = model.probabilities_data();
-                        for (int64_t k = begin; k < end; ++k) {
-                            loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(k)]);
-                            // Predictions: sigmoid(logit) >= 0.5 with either loss.
-                            correct += (probabilities[k - group_begin] >= 0.5f) == (batch_targets[static_cast<size_t>(k)] == 1.0f);
-                        }
-                        *record.loss_sum = loss_sum;
-                        *record.correct = correct;
+                        *record.loss_sum = shard_loss_sum(sample_losses.data() + begin, end - begin);
+                        *record.correct = shard_correct(model.probabilities_data() + (begin - group_begin),
+                                                        batch_targets.data() + begin, end - begin);
                         model.backward_shard(group_rows, grad_outputs.data() + group_begin, begin - group_begin,
                                              end - group_begin, record.gradient);
                     }

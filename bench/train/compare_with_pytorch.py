@@ -13,12 +13,14 @@ rows, forward, loss, backward and the optimizer step.
 
 The bound: an epoch must read every training row once (features, label and weight:
 4 * (D + 2) bytes a row), so no program trains faster than the STREAM triad bandwidth
-divided by those bytes. The triad is measured in the same run by nnplug_compare_bce (the
-bench/ target; build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads; nnplug's
-samples/s is printed as a share of that bound. Reading the rows in a shuffled order costs
-more than streaming them: nnplug_shuffled_gather (also in bench/) measures in the same run
-the least work of a shuffled epoch (every row read once in a random order, one dot product
-each) and the same rows in order, printed as shares of the bound too.
+divided by those bytes. The triad is measured by nnplug_compare_bce (the bench/ target;
+build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads, in the same run, before each
+case and after the last, and the median counts (a shared machine's bandwidth swings with
+its neighbours' load); nnplug's samples/s is printed as a share of that bound. Reading the
+rows in a shuffled order costs more than streaming them: nnplug_shuffled_gather (also in
+bench/), measured alongside the triad, does the least work of a shuffled epoch (every row
+read once in a random order, one dot product each) and reads the same rows in order; the
+medians are printed as shares of the bound too.
 
 A benchmark, not a test: it prints one Markdown table (and --json writes the numbers).
 
@@ -31,6 +33,7 @@ import os
 import pathlib
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -194,9 +197,13 @@ def main():
     train_rows = args.rows - round(0.2 * args.rows)
     bytes_per_row = 4 * (args.features + 2)
 
-    gbs = triad_gbs(args)
-    bound = gbs * 1e9 / bytes_per_row
-    gather_shuffled, gather_in_order = gather_rates(args, train_rows)
+    # The triad and the bare reads, measured before each case and after the last: on a shared
+    # machine they swing with the neighbours' load, so the bound is the median of them all.
+    samples = []
+
+    def measure_bound():
+        samples.append((triad_gbs(args), *gather_rates(args, train_rows)))
+
     try:
         import torch  # noqa: F401
         data = torch_data(args)
@@ -207,6 +214,7 @@ def main():
 
     results = []
     for case in cases:
+        measure_bound()
         ours = 0.0
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as output:
@@ -226,11 +234,17 @@ def main():
                         "batch": case["batch"], "epochs": case["epochs"], "nnplug": ours,
                         "nnplug_accuracy": our_accuracy, "torch": best, "torch_threads": best_threads,
                         "torch_by_threads": {str(t): v for t, v in by_threads.items()},
-                        "ratio": ours / best if best else None, "share_of_bound": ours / bound})
+                        "ratio": ours / best if best else None})
         r = results[-1]
         print(f"# {r['model']}, batch {r['batch']}: nnplug {ours:,.0f} samples/s (accuracy {our_accuracy:.4f}); "
               + ", ".join(f"PyTorch {t} thread(s) {v[0]:,.0f} (accuracy {v[1]:.4f})" for t, v in by_threads.items()),
               file=sys.stderr)
+
+    measure_bound()
+    gbs, gather_shuffled, gather_in_order = (statistics.median(sample[i] for sample in samples) for i in range(3))
+    bound = gbs * 1e9 / bytes_per_row
+    for r in results:
+        r["share_of_bound"] = r["nnplug"] / bound
 
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{date}; {platform.node()}, {os.cpu_count()} CPUs; synthetic {args.rows:,} x {args.features} "
@@ -238,7 +252,9 @@ def main():
           f"nnplug_train on {backend} with {args.threads} threads; "
           f"PyTorch {version or 'not installed'} at its best of {args.torch_threads} threads; "
           f"each the fastest of {args.repeat} runs")
-    print(f"Triad {gbs:.2f} GB/s on {args.threads} threads; an epoch reads {bytes_per_row} bytes a row, "
+    triads = [sample[0] for sample in samples]
+    print(f"Triad {gbs:.2f} GB/s on {args.threads} threads (the median of {len(samples)} measurements through the run, "
+          f"{min(triads):.2f} to {max(triads):.2f}); an epoch reads {bytes_per_row} bytes a row, "
           f"so the bound is {bound / 1e6:.1f} M samples/s")
     print(f"Reading every row once with one dot product, on {args.threads} threads: "
           f"{gather_shuffled / 1e6:.1f} M rows/s in a shuffled order ({gather_shuffled / bound:.2f} of the bound), "
@@ -252,6 +268,7 @@ def main():
               f"{r['share_of_bound']:.2f} |")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"date": date, "triad_gbs": gbs, "bound": bound,
+                                                       "bound_samples": [list(sample) for sample in samples],
                                                        "gather_shuffled": gather_shuffled,
                                                        "gather_in_order": gather_in_order,
                                                        "bytes_per_row": bytes_per_row, "loss": args.loss,

@@ -579,7 +579,8 @@ TEST(TrainModel, RowKernelsGiveTheDocumentedBitsOnEveryTargetOfThisCpu) {
         std::vector<const float*> x(kRows);
         for (int64_t k = 0; k < kRows; ++k) {
             x[static_cast<size_t>(k)] = rows.row(k, columns);
-            expected_logits[static_cast<size_t>(k)] = reference_logit(x[static_cast<size_t>(k)], weight.data(), columns, bias);
+            expected_logits[static_cast<size_t>(k)] =
+                reference_logit(x[static_cast<size_t>(k)], weight.data(), columns, bias);
         }
         for (int64_t j = 0; j < columns; ++j)
             for (int64_t k = 0; k < kRows; ++k)
@@ -595,7 +596,9 @@ TEST(TrainModel, RowKernelsGiveTheDocumentedBitsOnEveryTargetOfThisCpu) {
             row_logits(rows, 70, kRows, columns, weight.data(), bias, logits.data(), gathered.data());
             EXPECT_EQ(std::memcmp(logits.data(), expected_logits.data(), logits.size() * sizeof(float)), 0);
             for (int64_t k = 0; k < kRows; ++k)
-                EXPECT_EQ(std::memcmp(gathered.data() + k * columns, x[static_cast<size_t>(k)], columns * sizeof(float)), 0);
+                EXPECT_EQ(std::memcmp(gathered.data() + k * columns, x[static_cast<size_t>(k)],
+                                      static_cast<size_t>(columns) * sizeof(float)),
+                          0);
             add_row_products(sum.data(), delta.data(), x.data(), 64, columns);
             add_row_products(sum.data(), delta.data() + 64, x.data() + 64, kRows - 64, columns);
             EXPECT_EQ(std::memcmp(sum.data(), expected_sum.data(), sum.size() * sizeof(float)), 0);

@@ -48,7 +48,10 @@ private:
 }  // namespace
 
 EpochOrder::EpochOrder(size_t rows)
-    : order_(rows), buckets_(rows), counts_(static_cast<size_t>(kPieces * kOrderBuckets)), bucket_start_(kOrderBuckets + 1) {}
+    : order_(rows),
+      buckets_(rows),
+      counts_(static_cast<size_t>(kPieces * kOrderBuckets)),
+      bucket_start_(kOrderBuckets + 1) {}
 
 void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
     const auto rows = static_cast<int64_t>(order_.size());
@@ -87,7 +90,8 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
             for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
                 int64_t* next = counts_.data() + piece * kOrderBuckets;
                 const auto [first, last] = piece_range(piece);
-                for (int64_t row = first; row < last; ++row) order_[static_cast<size_t>(next[buckets_[static_cast<size_t>(row)]]++)] = row;
+                for (int64_t row = first; row < last; ++row)
+                    order_[static_cast<size_t>(next[buckets_[static_cast<size_t>(row)]]++)] = row;
             }
         });
         // Shuffle each bucket with its own stream.

@@ -40,7 +40,8 @@ HWY_INLINE float Dot(const float* x, const float* w, int64_t n, float* copy) {
     }
     const Lanes8 half = __builtin_shufflevector(total, total, 0, 1, 2, 3, 4, 5, 6, 7) +
                         __builtin_shufflevector(total, total, 8, 9, 10, 11, 12, 13, 14, 15);
-    const Lanes4 quarter = __builtin_shufflevector(half, half, 0, 1, 2, 3) + __builtin_shufflevector(half, half, 4, 5, 6, 7);
+    const Lanes4 quarter =
+        __builtin_shufflevector(half, half, 0, 1, 2, 3) + __builtin_shufflevector(half, half, 4, 5, 6, 7);
     float sum = (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
     for (int64_t k = whole; k < n; ++k) {
         if (kCopy) copy[k] = x[k];
@@ -59,7 +60,8 @@ HWY_NOINLINE void LogitsOfRows(const BatchRows& rows, int64_t begin, int64_t end
     for (int64_t k = begin; k < end; ++k) {
         if (local.index) prefetch_row(local, k + kPrefetchRows, end, n);
         const float* row = local.row(k, n);
-        logits[k] = (gathered ? Dot<true>(row, weight, n, gathered + k * n) : Dot<false>(row, weight, n, nullptr)) + bias;
+        const float dot = gathered ? Dot<true>(row, weight, n, gathered + k * n) : Dot<false>(row, weight, n, nullptr);
+        logits[k] = dot + bias;
     }
 }
 

@@ -29,15 +29,12 @@ namespace {
 // Sum over rows order[begin, end) of (features . w) * weight[label], read by the training
 // example's forward loop (row_kernels.h: rows prefetched ahead, one dot product each) with
 // the logits in `logits`.
-double gather_rows(const train::RowTable& data, const uint64_t* labels, const float* weights, const int64_t* order,
+double gather_rows(const train::RowTable& data, const train::LabelBits& labels, const float* weights, const int64_t* order,
                    int64_t begin, int64_t end, const float* w, float* logits) {
     const train::BatchRows rows{data.data(), order, data.stride(), end};
     train::row_logits(rows, begin, end, data.columns(), w, 0.0f, logits, nullptr);
     double total = 0;
-    for (int64_t k = begin; k < end; ++k) {
-        const auto row = static_cast<uint64_t>(order[k]);
-        total += static_cast<double>(logits[k] * weights[(labels[row / 64] >> (row % 64)) & 1]);
-    }
+    for (int64_t k = begin; k < end; ++k) total += static_cast<double>(logits[k] * weights[labels[order[k]]]);
     return total;
 }
 
@@ -54,13 +51,13 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     train::RowTable data(rows, features);
-    std::vector<uint64_t> labels(static_cast<size_t>((rows + 63) / 64));
+    train::LabelBits labels(rows);
     const float weights[2] = {0.75f, 1.25f};
     std::mt19937_64 random(1);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (int64_t i = 0; i < rows; ++i) {
         for (int64_t j = 0; j < features; ++j) data.row(i)[j] = uniform(random);
-        labels[static_cast<size_t>(i / 64)] |= (random() & 1) << (i % 64);
+        if (random() & 1) labels.set(i);
     }
     std::vector<float> w(static_cast<size_t>(features), 0.5f), logits(static_cast<size_t>(rows));
     std::vector<int64_t> in_order(static_cast<size_t>(rows)), shuffled(static_cast<size_t>(rows));
@@ -77,7 +74,7 @@ int main(int argc, char** argv) {
                 return tbb::parallel_reduce(
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + gather_rows(data, labels.data(), weights, order.data(), r.begin(), r.end(),
+                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(),
                                                  w.data(), logits.data());
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());

@@ -507,6 +507,15 @@ TEST(TrainData, RowTableStartsEveryRowOnACacheLine) {
     }
 }
 
+TEST(TrainData, LabelBitsHoldEachRowsLabel) {
+    constexpr int64_t kRows = 200;  // across several 64-bit words, the last one partial
+    LabelBits labels(kRows);
+    for (int64_t row = 0; row < kRows; ++row)
+        if (row % 3 == 0 || row == 63 || row == 64 || row == kRows - 1) labels.set(row);
+    for (int64_t row = 0; row < kRows; ++row)
+        EXPECT_EQ(labels[row], (row % 3 == 0 || row == 63 || row == 64 || row == kRows - 1) ? 1u : 0u) << row;
+}
+
 TEST(TrainModel, SigmoidIsNearTheFloat64OneAndTheSameWhereverAnElementSits) {
     std::vector<float> z;
     for (int i = -12000; i <= 12000; ++i) z.push_back(static_cast<float>(i) * 0.01f);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 #include <utility>
+#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -93,6 +94,21 @@ private:
     float* data_ = nullptr;
     char* mapping_ = nullptr;  // Linux: the whole mapping, aligned span inside
     size_t mapped_bytes_ = 0;
+};
+
+// The rows' 0/1 labels, one bit each: a step looks up a label per sample at a random row,
+// and a table of bits stays in cache while the rows stream past it, where one of bytes
+// (eight times the lines) would not.
+class LabelBits {
+public:
+    explicit LabelBits(int64_t rows) : words_(static_cast<size_t>((rows + 63) / 64)) {}
+    void set(int64_t row) { words_[static_cast<size_t>(row / 64)] |= uint64_t{1} << (row % 64); }
+    unsigned operator[](int64_t row) const {
+        return static_cast<unsigned>(words_[static_cast<size_t>(row / 64)] >> (row % 64)) & 1u;
+    }
+
+private:
+    std::vector<uint64_t> words_;
 };
 
 }  // namespace train

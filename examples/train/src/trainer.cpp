@@ -242,12 +242,10 @@ int run_training(const RunRequest& request) {
     // p, so bce folds it into the sample weights and both losses train on the same objective.
     auto sample_class_weights = class_weights;
     if (pos_weight && loss_kind_used == LossKind::kBce) sample_class_weights.second *= *pos_weight;
-    // Each training label as one bit: a step looks up a label per sample at a random row,
-    // and a table of bits stays in cache while the rows stream through it, where one of
-    // bytes (eight times the lines) would not. A sample's weight follows from its label.
-    std::vector<uint64_t> train_labels(static_cast<size_t>((split.train.labels.size() + 63) / 64));
+    // Each training label as one bit (row_table.h); a sample's weight follows from its label.
+    LabelBits train_labels(split.train.labels.size());
     for (Eigen::Index i = 0; i < split.train.labels.size(); ++i)
-        if (split.train.labels[i] == 1.0f) train_labels[static_cast<size_t>(i / 64)] |= uint64_t{1} << (i % 64);
+        if (split.train.labels[i] == 1.0f) train_labels.set(i);
     const float label_weights[2] = {sample_class_weights.first, sample_class_weights.second};
     const Eigen::VectorXf test_weights = sample_weights(split.test.labels, sample_class_weights);
 
@@ -423,8 +421,7 @@ int run_training(const RunRequest& request) {
                     for (int64_t s = r.begin(); s < r.end(); ++s) {
                         const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                         for (int64_t k = begin; k < end; ++k) {
-                            const auto row = static_cast<uint64_t>(batch_index[k]);
-                            const auto label = static_cast<unsigned>(train_labels[row / 64] >> (row % 64)) & 1u;
+                            const unsigned label = train_labels[batch_index[k]];
                             batch_targets[static_cast<size_t>(k)] = label;
                             batch_weights[static_cast<size_t>(k)] = label_weights[label];
                         }

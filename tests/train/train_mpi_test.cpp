@@ -123,7 +123,7 @@ TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
 }
 
 // A batch of 32768: 256 shards of 128 rows, which a rank runs in groups of at most 128
-// shards (forward, the device, backward per group): two groups alone, one per rank on 2 or
+// shards (the model's buffers hold a group): two groups alone, one per rank on 2 or
 // 3 ranks.
 TEST_F(TrainMpi, LargeBatchRunInGroupsIsTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), {"--synthetic", "50000,8", "--set", "train.batch_size=32768",

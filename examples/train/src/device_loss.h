@@ -37,6 +37,8 @@ enum class LossKind { kBce, kBceWithLogits };
 // "bce" or "bce_with_logits" (the config's `loss`); throws std::invalid_argument otherwise.
 LossKind loss_kind(const std::string& name);
 
+// One object serves one thread at a time (its stream, buffers and executors are its own);
+// the thread's current device must be the one it was made on.
 class DeviceBceLoss {
 public:
     // Device buffers for batches of up to `capacity` samples. pos_weight (kBceWithLogits

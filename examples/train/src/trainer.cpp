@@ -7,12 +7,14 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_scheduler_observer.h>
 
 #include <algorithm>
 #include <cstring>
@@ -86,6 +88,21 @@ private:
     int64_t total_;
     bool enabled_;
     Clock::time_point last_{};
+};
+
+// The arena's threads make device calls too: each takes the process's device when it
+// joins the arena (aclrtSetDevice is per host thread, as in CANN).
+class DeviceOnArenaThreads : public tbb::task_scheduler_observer {
+public:
+    DeviceOnArenaThreads(tbb::task_arena& arena, int32_t device)
+        : tbb::task_scheduler_observer(arena), device_(device) {
+        observe(true);
+    }
+    ~DeviceOnArenaThreads() override { observe(false); }
+    void on_scheduler_entry(bool) override { aclrtSetDevice(device_); }
+
+private:
+    int32_t device_;
 };
 
 }  // namespace
@@ -306,16 +323,40 @@ int run_training(const RunRequest& request) {
         std::fflush(stdout);
     }
 
-    // A step runs its shards in groups of at most kGroupRows rows: forward, the device,
-    // backward, so that backward finds the group's rows still in cache. The model and the
-    // device hold one group (or one chunk of the test split) at a time.
+    // A step runs its shards in groups of at most kGroupRows rows (the model's per-row
+    // buffers hold one group, or one chunk of the test split), a group's in chunks of at
+    // most kChunkRows rows, at least two per thread, so that oneTBB can even out the
+    // threads; a chunk's copy of its rows stays in the core's second-level cache.
     constexpr int64_t kGroupRows = 16384;
+    constexpr int64_t kChunkRows = 2048;
     const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
+    const int64_t group_shards = std::min(shards_per_group, max_shards);
+    const int64_t shards_per_chunk = std::max<int64_t>(
+        1, std::min((group_shards + 2 * host_threads - 1) / (2 * host_threads), kChunkRows / rows_per_shard));
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     const int64_t capacity = std::max(batch_size, evaluation_chunk);
     const int64_t group_capacity = std::max(std::min(batch_size, shards_per_group * rows_per_shard), evaluation_chunk);
-    DeviceBceLoss loss(group_capacity, loss_kind_used,
-                       loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt);
+    const std::optional<float> ops_pos_weight =
+        loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt;
+    DeviceBceLoss loss(evaluation_chunk, loss_kind_used, ops_pos_weight);  // the test split's, on this thread
+    // One loss per thread of the arena (its stream, buffers and executors), for the chunks
+    // that thread runs; the arena's threads take this thread's device (aclrtSetDevice is
+    // per thread).
+    int32_t device = 0;
+    if (aclrtGetDevice(&device) != ACL_SUCCESS)
+        throw std::runtime_error(fmt::format("aclrtGetDevice failed: {}", aclGetRecentErrMsg()));
+    const DeviceOnArenaThreads arena_device(arena, device);
+    std::vector<std::unique_ptr<DeviceBceLoss>> thread_losses;
+    for (int t = 0; t < arena.max_concurrency(); ++t)
+        thread_losses.push_back(
+            std::make_unique<DeviceBceLoss>(std::min(batch_size, shards_per_chunk * rows_per_shard), loss_kind_used,
+                                            ops_pos_weight));
+    const auto thread_loss = [&]() -> DeviceBceLoss& {
+        const int slot = tbb::this_task_arena::current_thread_index();
+        if (slot < 0 || static_cast<size_t>(slot) >= thread_losses.size())
+            throw std::logic_error("a chunk ran outside the training arena");
+        return *thread_losses[static_cast<size_t>(slot)];
+    };
     model.reserve(group_capacity);
 
     // Buffers reused by every batch: no allocation inside the loop.
@@ -407,42 +448,50 @@ int run_training(const RunRequest& request) {
         const int64_t* batch_index = order.data() + first;
         char* shard_base = aligned_start(shard_storage);
         const auto shard_record = [&](int64_t s) { return record_at(shard_base + (s - own_first) * layout.bytes); };
-        // The shards group by group. Each sample's loss and gradient are the same whatever
-        // the grouping: a shard's rows start a whole number of shards into its group.
+        // The shards group by group, each group's in chunks of whole shards. A chunk runs on
+        // one thread from start to end: its rows forward, their loss and its gradient on the
+        // device (the thread's own DeviceBceLoss), backward while its rows are still in the
+        // core's cache. Each sample's loss and gradient are the same whatever the grouping
+        // and the chunks: a shard's rows start a whole number of shards into its group.
         for (int64_t group = own_first; group < own_last; group += shards_per_group) {
             const int64_t group_last = std::min(own_last, group + shards_per_group);
             const int64_t group_begin = group * rows_per_shard;
-            const int64_t group_end = std::min(group_last * rows_per_shard, rows);
             // The group's rows, numbered from 0 for the model; reads run ahead to the batch's end.
             const BatchRows group_rows{train_features.data(), batch_index + group_begin, train_features.stride(),
                                        rows - group_begin};
+            const int64_t chunks = (group_last - group + shards_per_chunk - 1) / shards_per_chunk;
+            const auto run_chunk = [&](int64_t chunk) {
+                const int64_t first_shard = group + chunk * shards_per_chunk;
+                const int64_t last_shard = std::min(group_last, first_shard + shards_per_chunk);
+                const int64_t chunk_begin = first_shard * rows_per_shard;
+                const int64_t chunk_end = std::min(last_shard * rows_per_shard, rows);
+                for (int64_t k = chunk_begin; k < chunk_end; ++k) {
+                    const unsigned label = train_labels[batch_index[k]];
+                    batch_targets[static_cast<size_t>(k)] = label;
+                    batch_weights[static_cast<size_t>(k)] = label_weights[label];
+                }
+                for (int64_t s = first_shard; s < last_shard; ++s) {
+                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                    model.forward_shard(group_rows, begin - group_begin, end - group_begin);
+                }
+                thread_loss().run_samples(model.outputs() + (chunk_begin - group_begin),
+                                          batch_targets.data() + chunk_begin, batch_weights.data() + chunk_begin,
+                                          chunk_end - chunk_begin, sample_losses.data() + chunk_begin,
+                                          grad_outputs.data() + chunk_begin,
+                                          static_cast<float>(1.0 / static_cast<double>(rows)));
+                for (int64_t s = first_shard; s < last_shard; ++s) {
+                    const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
+                    const ShardRecord record = shard_record(s);
+                    *record.loss_sum = shard_loss_sum(sample_losses.data() + begin, end - begin);
+                    *record.correct = shard_correct(model.probabilities_data() + (begin - group_begin),
+                                                    batch_targets.data() + begin, end - begin);
+                    model.backward_shard(group_rows, grad_outputs.data() + group_begin, begin - group_begin,
+                                         end - group_begin, record.gradient);
+                }
+            };
             arena.execute([&] {
-                tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
-                    for (int64_t s = r.begin(); s < r.end(); ++s) {
-                        const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
-                        for (int64_t k = begin; k < end; ++k) {
-                            const unsigned label = train_labels[batch_index[k]];
-                            batch_targets[static_cast<size_t>(k)] = label;
-                            batch_weights[static_cast<size_t>(k)] = label_weights[label];
-                        }
-                        model.forward_shard(group_rows, begin - group_begin, end - group_begin);
-                    }
-                });
-            });
-            loss.run_samples(model.outputs(), batch_targets.data() + group_begin,
-                             batch_weights.data() + group_begin, group_end - group_begin, sample_losses.data() + group_begin,
-                             grad_outputs.data() + group_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
-            arena.execute([&] {
-                tbb::parallel_for(tbb::blocked_range<int64_t>(group, group_last, 1), [&](const tbb::blocked_range<int64_t>& r) {
-                    for (int64_t s = r.begin(); s < r.end(); ++s) {
-                        const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
-                        const ShardRecord record = shard_record(s);
-                        *record.loss_sum = shard_loss_sum(sample_losses.data() + begin, end - begin);
-                        *record.correct = shard_correct(model.probabilities_data() + (begin - group_begin),
-                                                        batch_targets.data() + begin, end - begin);
-                        model.backward_shard(group_rows, grad_outputs.data() + group_begin, begin - group_begin,
-                                             end - group_begin, record.gradient);
-                    }
+                tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                    for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) run_chunk(chunk);
                 });
             });
         }

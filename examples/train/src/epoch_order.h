@@ -1,9 +1,10 @@
 // The order in which an epoch visits the training rows: a uniformly random permutation
 // drawn from one 64-bit seed, in parallel, the same whatever the number of threads.
 //
-// Rao-Sandelius: each row goes to one of kOrderBuckets buckets by a hash of (seed, row);
-// the buckets are laid out one after another (rows in increasing order inside each); then
-// each bucket is shuffled by Fisher-Yates with its own stream, seeded by (seed, bucket).
+// Rao-Sandelius: each row goes to one of kOrderBuckets buckets, drawn from a stream of its
+// piece of the rows (a fixed cut into 64 pieces), seeded by (seed, piece); the buckets are
+// laid out one after another (rows in increasing order inside each); then each bucket is
+// shuffled by Fisher-Yates with its own stream, seeded by (seed, bucket).
 // Uniform bucket draws and a uniform shuffle of each bucket make the whole a uniform
 // permutation. Every step depends only on the seed and the row count, so oneTBB may split
 // the work any way.
@@ -32,7 +33,6 @@ public:
 
 private:
     std::vector<int64_t> order_;
-    std::vector<uint8_t> buckets_;  // each row's bucket, from the count for the scatter
     // Rows per (piece of the rows, bucket), then the scatter's offsets; where each bucket
     // starts. Sized once.
     std::vector<int64_t> counts_;

@@ -388,7 +388,15 @@ int run_training(const RunRequest& request) {
     if (tree_levels(max_shards) > kMaxTreeLevels) throw std::logic_error("more shards than the combine's tree holds");
     std::vector<const char*> node_records(static_cast<size_t>(kMaxTreeLevels * max_width));
     const size_t parameter_count = model.parameters().size();
-    const auto parameter_ranges = tbb::blocked_range<size_t>(0, parameter_count, 2048);
+    // body over [0, parameter_count) in ranges of about `grain` parameters: in parallel, or
+    // on this thread when one range holds them all (a small model then makes no oneTBB
+    // round trip).
+    constexpr size_t kOptimizerGrain = 2048;
+    const auto for_parameters = [&](size_t grain, const auto& body) {
+        const tbb::blocked_range<size_t> all(0, parameter_count, grain);
+        if (!all.is_divisible()) return body(all);
+        arena.execute([&] { tbb::parallel_for(all, body); });
+    };
 
     const auto evaluate_test = [&]() {
         TestEvaluation result;
@@ -519,20 +527,17 @@ int run_training(const RunRequest& request) {
             for (int64_t s = own_blocks[b].first; s < own_blocks[b].first + own_blocks[b].size; ++s)
                 *block.correct += *shard_record(s).correct;
         }
-        arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<size_t>(0, parameter_count, kSliceParameters),
-                              [&](const tbb::blocked_range<size_t>& r) {
-                double scratch[kMaxTreeLevels * kSliceParameters];
-                for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
-                    const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
-                    for (size_t b = 0; b < own_blocks.size(); ++b) {
-                        if (own_blocks[b].size == 1) continue;
-                        double* sums = block_record_at(send + own_offsets[b]).gradient;
-                        tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
-                                 sums + slice, scratch);
-                    }
+        for_parameters(kSliceParameters, [&](const tbb::blocked_range<size_t>& r) {
+            double scratch[kMaxTreeLevels * kSliceParameters];
+            for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
+                const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
+                for (size_t b = 0; b < own_blocks.size(); ++b) {
+                    if (own_blocks[b].size == 1) continue;
+                    double* sums = block_record_at(send + own_offsets[b]).gradient;
+                    tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
+                             sums + slice, scratch);
                 }
-            });
+            }
         });
 
         // Everyone's blocks, in rank order.
@@ -584,22 +589,21 @@ int run_training(const RunRequest& request) {
         state.partial_seen += rows;
         float* parameters = model.parameters().data();
         optimizer.begin_step();
-        arena.execute([&] {
-            tbb::parallel_for(parameter_ranges, [&](const tbb::blocked_range<size_t>& r) {
-                double root[kSliceParameters], scratch[kMaxTreeLevels * kSliceParameters];
-                for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
-                    const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
-                    tree_sum(
-                        0, width, shards, [&](int64_t s) { return reinterpret_cast<const float*>(leaf_record(s) + kGradientOffset); },
-                        [&](int64_t f, int64_t size) { return block_at(f, size, kGradientOffset); }, slice, slice_end,
-                        root, scratch);
-                    for (size_t i = slice; i < slice_end; ++i) {
-                        gradient[i] = static_cast<float>(root[i - slice]);
-                        if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
-                    }
+        for_parameters(kOptimizerGrain, [&](const tbb::blocked_range<size_t>& r) {
+            double root[kSliceParameters], scratch[kMaxTreeLevels * kSliceParameters];
+            for (size_t slice = r.begin(); slice < r.end(); slice += kSliceParameters) {
+                const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
+                tree_sum(
+                    0, width, shards,
+                    [&](int64_t s) { return reinterpret_cast<const float*>(leaf_record(s) + kGradientOffset); },
+                    [&](int64_t f, int64_t size) { return block_at(f, size, kGradientOffset); }, slice, slice_end,
+                    root, scratch);
+                for (size_t i = slice; i < slice_end; ++i) {
+                    gradient[i] = static_cast<float>(root[i - slice]);
+                    if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
                 }
-                optimizer.update(parameters, gradient.data(), r.begin(), r.end());
-            });
+            }
+            optimizer.update(parameters, gradient.data(), r.begin(), r.end());
         });
         return agreed_stop;
     };

@@ -144,10 +144,13 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
         for (int64_t chunk = begin; chunk < end; chunk += kChunkRows) {
             const int64_t count = std::min(kChunkRows, end - chunk);
             output_deltas(grad_outputs, chunk, chunk + count, delta);
-            for (int64_t i = 0; i < count; ++i) {
+            for (int64_t i = 0; i < count; ++i)
                 x[i] = rows.index ? gathered + (chunk + i) * inputs : rows.row(chunk + i, inputs);
-                bias_sums[i % 4] += delta[i];
-            }
+            // Four rows a turn with constant indices, so that the sums stay in registers.
+            int64_t i = 0;
+            for (; i + 4 <= count; i += 4)
+                for (int l = 0; l < 4; ++l) bias_sums[l] += delta[i + l];
+            for (int l = 0; i < count; ++i, ++l) bias_sums[l] += delta[i];
             add_row_products(weight_grad, delta, x, count, inputs);
         }
         gradient[layers_[0].bias_offset] = (bias_sums[0] + bias_sums[1]) + (bias_sums[2] + bias_sums[3]);

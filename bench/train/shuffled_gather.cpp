@@ -29,8 +29,8 @@ namespace {
 // Sum over rows order[begin, end) of (features . w) * weight[label], read by the training
 // example's forward loop (row_kernels.h: rows prefetched ahead, one dot product each) with
 // the logits in `logits`.
-double gather_rows(const train::RowTable& data, const train::LabelBits& labels, const float* weights, const int64_t* order,
-                   int64_t begin, int64_t end, const float* w, float* logits) {
+double gather_rows(const train::RowTable& data, const train::LabelBits& labels, const float* weights,
+                   const int64_t* order, int64_t begin, int64_t end, const float* w, float* logits) {
     const train::BatchRows rows{data.data(), order, data.stride(), end};
     train::row_logits(rows, begin, end, data.columns(), w, 0.0f, logits, nullptr);
     double total = 0;

@@ -202,7 +202,7 @@ TEST(TrainRandom, EpochOrderIsAPermutationWhateverTheThreads) {
 TEST(TrainRandom, EpochOrderPutsEveryRowEverywhereEquallyOften) {
     // Over 24,000 seeds, each of 6 rows lands in each of the 6 places about 4,000 times:
     // the chi-square statistic of the 36 counts stays below its 99.99th percentile for 25
-    // degrees of freedom (61.1). Fixed seeds, so the outcome is fixed too.
+    // degrees of freedom (60.14). Fixed seeds, so the outcome is fixed too.
     constexpr int kRows = 6, kSeeds = 24000;
     tbb::task_arena arena(1);
     EpochOrder order(kRows);
@@ -215,7 +215,7 @@ TEST(TrainRandom, EpochOrderPutsEveryRowEverywhereEquallyOften) {
     double chi_square = 0;
     for (const auto& row : counts)
         for (const int count : row) chi_square += (count - expected) * (count - expected) / expected;
-    EXPECT_LT(chi_square, 61.1);
+    EXPECT_LT(chi_square, 60.14);
 }
 
 TEST(TrainRandom, EpochOrderPlacesTwoRowsIndependently) {

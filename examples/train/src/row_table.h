@@ -102,9 +102,13 @@ private:
 class LabelBits {
 public:
     explicit LabelBits(int64_t rows) : words_(static_cast<size_t>((rows + 63) / 64)) {}
-    void set(int64_t row) { words_[static_cast<size_t>(row / 64)] |= uint64_t{1} << (row % 64); }
+    // Rows index as unsigned: a shift and a mask, not a signed division.
+    void set(int64_t row) {
+        const auto at = static_cast<uint64_t>(row);
+        words_[at / 64] |= uint64_t{1} << (at % 64);
+    }
     unsigned operator[](int64_t row) const {
-        const auto at = static_cast<uint64_t>(row);  // unsigned: a shift and a mask, not a signed division
+        const auto at = static_cast<uint64_t>(row);
         return static_cast<unsigned>(words_[at / 64] >> (at % 64)) & 1u;
     }
 

@@ -14,7 +14,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-#include <tbb/task_scheduler_observer.h>
 
 #include <algorithm>
 #include <cstring>
@@ -88,21 +87,6 @@ private:
     int64_t total_;
     bool enabled_;
     Clock::time_point last_{};
-};
-
-// The arena's threads make device calls too: each takes the process's device when it
-// joins the arena (aclrtSetDevice is per host thread, as in CANN).
-class DeviceOnArenaThreads : public tbb::task_scheduler_observer {
-public:
-    DeviceOnArenaThreads(tbb::task_arena& arena, int32_t device)
-        : tbb::task_scheduler_observer(arena), device_(device) {
-        observe(true);
-    }
-    ~DeviceOnArenaThreads() override { observe(false); }
-    void on_scheduler_entry(bool) override { aclrtSetDevice(device_); }
-
-private:
-    int32_t device_;
 };
 
 }  // namespace
@@ -345,12 +329,10 @@ int run_training(const RunRequest& request) {
         loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt;
     DeviceBceLoss loss(evaluation_chunk, loss_kind_used, ops_pos_weight);  // the test split's, on this thread
     // One loss per thread of the arena (its stream, buffers and executors), for the chunks
-    // that thread runs; the arena's threads take this thread's device (aclrtSetDevice is
-    // per thread).
+    // that thread runs, on this thread's device.
     int32_t device = 0;
     if (aclrtGetDevice(&device) != ACL_SUCCESS)
         throw std::runtime_error(fmt::format("aclrtGetDevice failed: {}", aclGetRecentErrMsg()));
-    const DeviceOnArenaThreads arena_device(arena, device);
     std::vector<std::unique_ptr<DeviceBceLoss>> thread_losses;
     for (int t = 0; t < arena.max_concurrency(); ++t)
         thread_losses.push_back(
@@ -360,6 +342,11 @@ int run_training(const RunRequest& request) {
         const int slot = tbb::this_task_arena::current_thread_index();
         if (slot < 0 || static_cast<size_t>(slot) >= thread_losses.size())
             throw std::logic_error("a chunk ran outside the training arena");
+        // aclrtSetDevice is per host thread (as in CANN), and any of oneTBB's threads may
+        // run the chunk: a few tens of nanoseconds a chunk.
+        if (const aclError status = aclrtSetDevice(device))
+            throw std::runtime_error(fmt::format("aclrtSetDevice failed with status {}: {}", status,
+                                                 aclGetRecentErrMsg()));
         return *thread_losses[static_cast<size_t>(slot)];
     };
     model.reserve(group_capacity);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -38,10 +39,24 @@ std::string scalar(const std::string& file, const YAML::Node& node, const std::s
     return node.Scalar();
 }
 
+// YAML forbids a key twice in one mapping, but the parser keeps both; the later one would
+// silently win here, or not, depending on which reader looks.
+void refuse_repeated_keys(const std::string& file, const YAML::Node& mapping, const std::string& prefix) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& entry : mapping) {
+        const std::string key = entry.first.Scalar();
+        const auto [first, fresh] = seen.emplace(key, entry.first.Mark());
+        if (!fresh)
+            throw ParseFailure{fmt::format("{}: key '{}{}' appears twice (first at line {})",
+                                           where(file, entry.first.Mark()), prefix, key, first->second.line + 1)};
+    }
+}
+
 void read_backend_options(const std::string& file, const YAML::Node& backends, RuntimeConfig& config) {
     if (!backends.IsMap())
         throw ParseFailure{fmt::format("{}: key 'backends' must map backend names to options",
                                        where(file, backends.Mark()))};
+    refuse_repeated_keys(file, backends, "backends.");
     for (const auto& entry : backends) {
         const std::string name = entry.first.Scalar();
         auto& options = config.backend_options[name];
@@ -49,6 +64,7 @@ void read_backend_options(const std::string& file, const YAML::Node& backends, R
         if (!entry.second.IsMap())
             throw ParseFailure{fmt::format("{}: key 'backends.{}' must map option names to values",
                                            where(file, entry.second.Mark()), name)};
+        refuse_repeated_keys(file, entry.second, "backends." + name + ".");
         for (const auto& option : entry.second) {
             const std::string key = option.first.Scalar();
             options.push_back({key, scalar(file, option.second, "backends." + name + "." + key),
@@ -71,6 +87,7 @@ void read_op_routes(const std::string& file, const std::filesystem::path& folder
     if (ops.IsNull()) return;
     if (!ops.IsMap())
         throw ParseFailure{fmt::format("{}: key 'ops' must map aclnn op names to backends", where(file, ops.Mark()))};
+    refuse_repeated_keys(file, ops, "ops.");
     std::vector<std::string> known;
     for (int kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind) known.emplace_back(nnplug_op_api_name(kind));
     for (const auto& entry : ops) {
@@ -91,12 +108,16 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
     if (!root.IsMap())
         throw ParseFailure{fmt::format("{}: the top level must be a mapping of keys to values",
                                        where(file, root.Mark()))};
+    refuse_repeated_keys(file, root, "");
     const auto folder = std::filesystem::absolute(file).parent_path();
     for (const auto& entry : root) {
         const std::string key = entry.first.Scalar();
         const YAML::Node& value = entry.second;
         if (key == "backend") {
-            config.backend = backend_reference(folder, scalar(file, value, key));
+            const std::string backend = scalar(file, value, key);
+            if (backend.empty())
+                throw ParseFailure{fmt::format("{}: key 'backend' names no backend", where(file, value.Mark()))};
+            config.backend = backend_reference(folder, backend);
         } else if (key == "ops") {
             read_op_routes(file, folder, value, config);
         } else if (key == "fallback") {

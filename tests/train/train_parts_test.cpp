@@ -734,6 +734,20 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
               std::string::npos);
 }
 
+TEST(TrainSettings, AMappingThatHoldsItselfIsRefusedByName) {
+    // An alias can make a mapping its own value; reading it must end with a named error.
+    TempFolder folder;
+    const auto config = folder.write("cycle.yaml", "application: &a\n  loss: bce\n  model: *a\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(config), {}); }),
+              config.string() + ":2:9: unknown key 'application.model.loss'");
+    const auto deep = folder.write("deep.yaml", "application: {optimizer: {lr: {a: {b: {c: 1}}}}}\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(deep), {}); }),
+              deep.string() + ":1:35: unknown key 'application.optimizer.lr.a' (did you mean 'optimizer.lr'?)");
+    const auto twice = folder.write("twice.yaml", "application:\n  optimizer: {lr: 0.1, lr: 0.2}\n");
+    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(twice), {}); }),
+              twice.string() + ":2:24: key 'application.optimizer.lr' appears twice");
+}
+
 TEST(TrainSettings, ReadsLossAndPosWeight) {
     TempFolder folder;
     folder.write("data.csv", "1,2,0\n3,4,1\n");

@@ -82,6 +82,24 @@ TEST(RuntimeConfig, BadValuesNameTheKey) {
         << error.message;
 }
 
+TEST(RuntimeConfig, AKeyTwiceOrAnEmptyBackendIsRefused) {
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(
+        write("nnplug-config-twice.yaml", "backend: cpu_tbb\nlog_level: warn\nbackend: atlas_emu\n"), config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(error.message.find(":3:1: key 'backend' appears twice (first at line 1)"), std::string::npos)
+        << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(
+        write("nnplug-config-option-twice.yaml", "backends:\n  cpu_tbb: {threads: 1, threads: 2}\n"), config, error));
+    EXPECT_NE(error.message.find(":2:25: key 'backends.cpu_tbb.threads' appears twice (first at line 2)"),
+              std::string::npos)
+        << error.message;
+    // A tag with no value is an empty scalar: no backend to load.
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"), config, error));
+    EXPECT_NE(error.message.find(":1:10: key 'backend' names no backend"), std::string::npos) << error.message;
+}
+
 TEST(Spelling, SuggestsOnlyCloseWords) {
     EXPECT_EQ(nnplug::closest_match("threds", {"threads", "grain"}), "threads");
     EXPECT_EQ(nnplug::closest_match("zzzzzz", {"threads", "grain"}), "");

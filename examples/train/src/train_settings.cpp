@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace train {
@@ -50,12 +51,20 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
     return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
-// Leaves of the application mapping, by dotted key.
-void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, YAML::Node>& leaves) {
-    if (node.IsMap()) {
+// Leaves of the application mapping, by dotted key. A mapping `levels` deep is a leaf
+// whatever it holds: no key is that deep (the reader names it as unknown), and an alias can
+// make a mapping hold itself (`application: &a {model: *a}`), which would never end. A key
+// twice in one mapping is refused, as the runtime refuses it in its own sections.
+void flatten(const ConfigDocument& document, const YAML::Node& node, const std::string& prefix, size_t levels,
+             std::map<std::string, YAML::Node>& leaves) {
+    if (node.IsMap() && levels > 0) {
+        std::set<std::string> seen;
         for (const auto& entry : node) {
             const std::string key = prefix.empty() ? entry.first.Scalar() : prefix + "." + entry.first.Scalar();
-            flatten(entry.second, key, leaves);
+            if (!seen.insert(entry.first.Scalar()).second)
+                throw std::runtime_error(fmt::format("{}: key 'application.{}' appears twice",
+                                                     position(document, key, entry.first), key));
+            flatten(document, entry.second, key, levels - 1, leaves);
         }
     } else {
         leaves[prefix] = node;
@@ -278,7 +287,11 @@ TrainSettings read_train_settings(const ConfigDocument& document,
         if (!application.IsMap())
             throw std::runtime_error(fmt::format("{}: key 'application' must be a mapping of training settings",
                                                  document.source.string()));
-        flatten(application, "", leaves);
+        // One level past the deepest known key, so a key under a known one is named whole.
+        size_t deepest = 0;
+        for (const auto& key : known_keys())
+            deepest = std::max<size_t>(deepest, std::count(key.begin(), key.end(), '.') + 1);
+        flatten(document, application, "", deepest + 1, leaves);
     }
     const auto& readers = key_readers();
     for (const auto& [key, node] : leaves) {

@@ -96,7 +96,8 @@ TEST(RuntimeConfig, AKeyTwiceOrAnEmptyBackendIsRefused) {
               std::string::npos)
         << error.message;
     // A tag with no value is an empty scalar: no backend to load.
-    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"), config, error));
+    EXPECT_FALSE(
+        nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"), config, error));
     EXPECT_NE(error.message.find(":1:10: key 'backend' names no backend"), std::string::npos) << error.message;
 }
 

@@ -8,9 +8,10 @@
 set -uo pipefail
 log=$(mktemp "${TMPDIR:-/tmp}/nnplug-valgrind.XXXXXX")
 trap 'rm -f "$log"' EXIT
-"$@" 2>"$log"
-status=$?
-cat "$log" >&2
+# valgrind's report (stderr) goes out as it comes, so a test stopped by CTest's timeout
+# still shows it; stdout passes by on fd 3.
+{ "$@" 2>&1 >&3 3>&- | tee "$log" >&2; } 3>&1
+status=${PIPESTATUS[0]}
 if [ "$status" -eq $((128 + 4)) ] && grep -q "Illegal opcode" "$log"; then
   where=$(grep -m1 -A1 "Illegal opcode" "$log" | tail -n1 | sed 's/^==[0-9]*==[[:space:]]*//')
   echo "SKIPPED: valgrind cannot run an instruction this CPU runs natively (${where})" >&2

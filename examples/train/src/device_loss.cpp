@@ -70,6 +70,12 @@ DeviceBceLoss::DeviceBceLoss(int64_t capacity, LossKind kind, std::optional<floa
         grad_self_ = device_buffer(capacity);
         loss_ = device_buffer(capacity);
         grad_output_ = device_buffer(1);
+        // Zeroed now, so that a backend holding device memory in host pages maps them here
+        // and not at the first call.
+        for (void* buffer : {outputs_, targets_, weights_, grad_self_, loss_}) {
+            const size_t bytes = static_cast<size_t>(capacity) * sizeof(float);
+            check(aclrtMemset(buffer, bytes, 0, bytes), "aclrtMemset");
+        }
         const float zero = 0.0f;
         check(aclrtMemcpy(grad_output_, sizeof(float), &zero, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
               "aclrtMemcpy");
@@ -151,6 +157,12 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
         reserve_workspace(shape.backward_workspace);
     }
     return shape;
+}
+
+void DeviceBceLoss::prepare(int64_t count, bool with_backward) {
+    if (count < 1 || count > capacity_)
+        throw std::logic_error(fmt::format("executors for {} samples on a loss of capacity {}", count, capacity_));
+    executors_for(count, with_backward);
 }
 
 void DeviceBceLoss::run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,

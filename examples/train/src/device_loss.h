@@ -64,6 +64,10 @@ public:
     // that mean for each sample (run_samples with grad_scale 1 / count; for tests and tools).
     float run(const float* outputs, const float* targets, const float* weights, int64_t count, float* grad_outputs);
 
+    // Makes the executors for calls of `count` samples now, as a loop's setup does, so that
+    // its first call of that size does not (else the first call makes them).
+    void prepare(int64_t count, bool with_backward);
+
     int64_t capacity() const { return capacity_; }
     LossKind kind() const { return kind_; }
 

@@ -33,8 +33,8 @@ public:
     // He-uniform weights for ReLU layers, Glorot-uniform for the output, zero biases.
     void initialize(RandomStream& random);
 
-    // Sizes the per-row buffers for batches of up to `rows` samples (the only allocation;
-    // shards never allocate).
+    // Sizes the per-row buffers for batches of up to `rows` samples and maps their pages
+    // (the only allocation; shards never allocate).
     void reserve(int64_t rows);
     int64_t capacity() const { return capacity_; }
 

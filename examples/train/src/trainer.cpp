@@ -333,11 +333,14 @@ int run_training(const RunRequest& request) {
     int32_t device = 0;
     if (aclrtGetDevice(&device) != ACL_SUCCESS)
         throw std::runtime_error(fmt::format("aclrtGetDevice failed: {}", aclGetRecentErrMsg()));
+    // Each ready for a whole chunk before the first step (a shorter chunk, at a group's or
+    // the epoch's end, makes its executors when it first runs).
+    const int64_t chunk_rows = std::min(batch_size, shards_per_chunk * rows_per_shard);
     std::vector<std::unique_ptr<DeviceBceLoss>> thread_losses;
-    for (int t = 0; t < arena.max_concurrency(); ++t)
-        thread_losses.push_back(
-            std::make_unique<DeviceBceLoss>(std::min(batch_size, shards_per_chunk * rows_per_shard), loss_kind_used,
-                                            ops_pos_weight));
+    for (int t = 0; t < arena.max_concurrency(); ++t) {
+        thread_losses.push_back(std::make_unique<DeviceBceLoss>(chunk_rows, loss_kind_used, ops_pos_weight));
+        thread_losses.back()->prepare(chunk_rows, true);
+    }
     const auto thread_loss = [&]() -> DeviceBceLoss& {
         const int slot = tbb::this_task_arena::current_thread_index();
         if (slot < 0 || static_cast<size_t>(slot) >= thread_losses.size())

@@ -455,6 +455,45 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
     }
 }
 
+// Executors made ahead (prepare) are the ones a first call would make: the same bytes, with
+// or without them, and with only the forward's made ahead; a size beyond the buffers is
+// refused by name.
+TEST(TrainDeviceLoss, ExecutorsMadeAheadGiveTheBytesOfExecutorsMadeOnFirstUse) {
+    const TinyProblem problem;
+    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
+        if (!backend_available(backend)) {
+            EXPECT_NE(backend, "cpu_tbb") << "the default backend must load";
+            continue;
+        }
+        TempFolder folder;
+        nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+        AclSession session(folder.write("device.yaml", "backend: " + backend + "\n").c_str());
+        for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
+            SCOPED_TRACE(backend + (kind == LossKind::kBce ? ", bce" : ", bce_with_logits"));
+            Model model = problem.model(kind == LossKind::kBce ? ModelOutput::kProbability : ModelOutput::kLogit);
+            const Eigen::VectorXf outputs = model.forward(problem.x.data(), problem.x.rows());
+            const auto results = [&](int prepared) {
+                DeviceBceLoss loss(8, kind);
+                if (prepared > 0) loss.prepare(6, prepared == 2);
+                std::vector<float> losses(6), gradient(6);
+                loss.run_samples(outputs.data(), problem.y.data(), problem.w.data(), 6, losses.data(), gradient.data(),
+                                 0.25f);
+                losses.insert(losses.end(), gradient.begin(), gradient.end());
+                return losses;
+            };
+            const std::vector<float> on_first_use = results(0);
+            for (const int prepared : {1, 2}) {
+                const std::vector<float> ahead = results(prepared);
+                EXPECT_EQ(std::memcmp(ahead.data(), on_first_use.data(), ahead.size() * sizeof(float)), 0)
+                    << (prepared == 2 ? "forward and backward made ahead" : "forward made ahead");
+            }
+            DeviceBceLoss loss(8, kind);
+            EXPECT_EQ(error_of([&] { loss.prepare(9, true); }), "executors for 9 samples on a loss of capacity 8");
+            EXPECT_EQ(error_of([&] { loss.prepare(0, false); }), "executors for 0 samples on a loss of capacity 8");
+        }
+    }
+}
+
 // Shards of a batch: each one's gradient depends on its rows only, so shards computed on
 // other threads, in another order, or from scattered rows (with an index) give the same
 // bytes; their sum is the whole batch's gradient.

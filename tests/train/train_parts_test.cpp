@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -415,11 +416,8 @@ bool backend_available(const std::string& name) {
     return true;
 }
 
-// The gradient that comes back from the device, through the model on the host, against a
-// float64 central difference of the loss; the device's loss against the float64 loss.
-TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
-    const TinyProblem problem;
-    const double pos_weight = 2.5;
+// body(backend) inside an AclSession on cpu_tbb, then on atlas_emu when it is built.
+void in_each_backend_session(const std::function<void(const std::string&)>& body) {
     for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
         if (!backend_available(backend)) {
             EXPECT_NE(backend, "cpu_tbb") << "the default backend must load";
@@ -428,6 +426,16 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
         TempFolder folder;
         nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
         AclSession session(folder.write("device.yaml", "backend: " + backend + "\n").c_str());
+        body(backend);
+    }
+}
+
+// The gradient that comes back from the device, through the model on the host, against a
+// float64 central difference of the loss; the device's loss against the float64 loss.
+TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
+    const TinyProblem problem;
+    const double pos_weight = 2.5;
+    in_each_backend_session([&](const std::string& backend) {
         for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
             const bool logits = kind == LossKind::kBceWithLogits;
             SCOPED_TRACE(backend + (logits ? ", bce_with_logits" : ", bce"));
@@ -452,7 +460,7 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
             const auto numeric = TinyProblem::finite_differences(model, double_loss);
             for (size_t k = 0; k < analytic.size(); ++k) EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "parameter " << k;
         }
-    }
+    });
 }
 
 // Executors made ahead (prepare) are the ones a first call would make: the same bytes, with
@@ -460,14 +468,7 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
 // refused by name.
 TEST(TrainDeviceLoss, ExecutorsMadeAheadGiveTheBytesOfExecutorsMadeOnFirstUse) {
     const TinyProblem problem;
-    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
-        if (!backend_available(backend)) {
-            EXPECT_NE(backend, "cpu_tbb") << "the default backend must load";
-            continue;
-        }
-        TempFolder folder;
-        nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
-        AclSession session(folder.write("device.yaml", "backend: " + backend + "\n").c_str());
+    in_each_backend_session([&](const std::string& backend) {
         for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
             SCOPED_TRACE(backend + (kind == LossKind::kBce ? ", bce" : ", bce_with_logits"));
             Model model = problem.model(kind == LossKind::kBce ? ModelOutput::kProbability : ModelOutput::kLogit);
@@ -491,7 +492,7 @@ TEST(TrainDeviceLoss, ExecutorsMadeAheadGiveTheBytesOfExecutorsMadeOnFirstUse) {
             EXPECT_EQ(error_of([&] { loss.prepare(9, true); }), "executors for 9 samples on a loss of capacity 8");
             EXPECT_EQ(error_of([&] { loss.prepare(0, false); }), "executors for 0 samples on a loss of capacity 8");
         }
-    }
+    });
 }
 
 // Shards of a batch: each one's gradient depends on its rows only, so shards computed on

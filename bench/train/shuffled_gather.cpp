@@ -3,9 +3,13 @@
 // The rows sit as the training example keeps them (row_table.h: cache-line rows in huge
 // pages, labels as bits, a weight per label). No trainer that visits rows in that order
 // can run faster on this machine; the same rows read in order show what the random order
-// costs. compare_with_pytorch.py prints both beside nnplug_train's samples/s.
+// costs. With --step-rows, the shuffled read is also cut into steps of that many rows, as
+// an SGD epoch is: each step's rows split into chunks the way the training example splits
+// them, read in parallel, and every thread joins at the step's end (the next step's rows
+// cannot be used before the weights they need), which is the least work of an epoch of
+// such steps. compare_with_pytorch.py prints all of them beside nnplug_train's samples/s.
 //
-//   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2
+//   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2 --step-rows 256 4096
 #include <CLI/CLI.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
@@ -23,15 +27,17 @@
 // The training example's:
 #include "row_kernels.h"
 #include "row_table.h"
+#include "trainer.h"
 
 namespace {
 
 // Sum over rows order[begin, end) of (features . w) * weight[label], read by the training
-// example's forward loop (row_kernels.h: rows prefetched ahead, one dot product each) with
-// the logits in `logits`.
+// example's forward loop (row_kernels.h: rows prefetched ahead, one dot product each, the
+// reads running ahead up to order[ahead_end]) with the logits in `logits`.
 double gather_rows(const train::RowTable& data, const train::LabelBits& labels, const float* weights,
-                   const int64_t* order, int64_t begin, int64_t end, const float* w, float* logits) {
-    const train::BatchRows rows{data.data(), order, data.stride(), end};
+                   const int64_t* order, int64_t begin, int64_t end, int64_t ahead_end, const float* w,
+                   float* logits) {
+    const train::BatchRows rows{data.data(), order, data.stride(), ahead_end};
     train::row_logits(rows, begin, end, data.columns(), w, 0.0f, logits, nullptr);
     double total = 0;
     for (int64_t k = begin; k < end; ++k) total += static_cast<double>(logits[k] * weights[labels[order[k]]]);
@@ -44,10 +50,13 @@ int main(int argc, char** argv) {
     CLI::App app{"Rows per second of the least work of a shuffled training epoch"};
     int64_t rows = 800000, features = 64;
     int threads = 2, reps = 5;
+    std::vector<int64_t> step_sizes;
     app.add_option("--rows", rows, "rows of the data set")->check(CLI::PositiveNumber);
     app.add_option("--features", features, "features per row")->check(CLI::PositiveNumber);
     app.add_option("--threads", threads, "oneTBB threads")->check(CLI::PositiveNumber);
     app.add_option("--reps", reps, "epochs of each order; the fastest counts")->check(CLI::PositiveNumber);
+    app.add_option("--step-rows", step_sizes, "also read the shuffled order in steps of these many rows")
+        ->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
 
     train::RowTable data(rows, features);
@@ -66,30 +75,60 @@ int main(int argc, char** argv) {
     std::shuffle(shuffled.begin(), shuffled.end(), random);
 
     tbb::task_arena arena(threads);
-    const auto best_rate = [&](const std::vector<int64_t>& order) {
-        double best = 0, checksum = 0;
-        for (int rep = 0; rep < reps; ++rep) {
-            const auto start = std::chrono::steady_clock::now();
-            checksum += arena.execute([&] {
+    // One epoch over `order`: in one parallel read (step_rows 0), or step by step.
+    const auto read_epoch = [&](const std::vector<int64_t>& order, int64_t step_rows) {
+        if (step_rows == 0)
+            return arena.execute([&] {
                 return tbb::parallel_reduce(
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(),
+                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(), rows,
                                                  w.data(), logits.data());
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());
             });
+        const int64_t chunk_rows =
+            std::min(step_rows, train::chunk_shards(step_rows, threads, true) * train::shard_rows(step_rows));
+        double total = 0;
+        for (int64_t first = 0; first < rows; first += step_rows) {
+            const int64_t last = std::min(rows, first + step_rows);
+            total += arena.execute([&] {
+                return tbb::parallel_reduce(
+                    tbb::blocked_range<int64_t>(0, (last - first + chunk_rows - 1) / chunk_rows, 1), 0.0,
+                    [&](const tbb::blocked_range<int64_t>& r, double sum) {
+                        for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) {
+                            const int64_t begin = first + chunk * chunk_rows;
+                            sum += gather_rows(data, labels, weights, order.data(), begin,
+                                               std::min(last, begin + chunk_rows), last, w.data(), logits.data());
+                        }
+                        return sum;
+                    },
+                    [](double a, double b) { return a + b; });
+            });
+        }
+        return total;
+    };
+    const auto best_rate = [&](const std::vector<int64_t>& order, int64_t step_rows) {
+        double best = 0, checksum = 0;
+        for (int rep = 0; rep < reps; ++rep) {
+            const auto start = std::chrono::steady_clock::now();
+            checksum += read_epoch(order, step_rows);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             best = std::max(best, static_cast<double>(rows) / seconds);
         }
         return std::pair<double, double>{best, checksum};
     };
-    const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled);
-    const auto [in_order_rate, in_order_sum] = best_rate(in_order);
+    const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled, 0);
+    const auto [in_order_rate, in_order_sum] = best_rate(in_order, 0);
     std::printf("rows %lld, %lld bytes a row, %d threads, best of %d\n", static_cast<long long>(rows),
                 static_cast<long long>(data.stride() * 4), threads, reps);
     std::printf("shuffled rows/s %.4g\n", shuffled_rate);
     std::printf("in order rows/s %.4g\n", in_order_rate);
+    for (const int64_t step_rows : step_sizes) {
+        const auto [stepped_rate, stepped_sum] = best_rate(shuffled, step_rows);
+        std::printf("shuffled in steps of %lld rows/s %.4g (checksum %.6g)\n", static_cast<long long>(step_rows),
+                    stepped_rate, stepped_sum);
+    }
     // The sums, so that no compiler drops the reads; equal up to rounding.
     std::printf("checksums %.6g %.6g\n", shuffled_sum, in_order_sum);
     return 0;

@@ -104,6 +104,17 @@ int64_t shard_rows(int64_t batch_size) {
     return std::max<int64_t>(64, (per_shard + 63) / 64 * 64);
 }
 
+int64_t chunk_shards(int64_t batch_size, int threads, bool logistic) {
+    constexpr int64_t kMaxChunkRows = 2048, kMinChunkRows = 512;
+    const int64_t rows_per_shard = shard_rows(batch_size);
+    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
+    const int64_t group_shards = std::min(shards_per_group, (batch_size + rows_per_shard - 1) / rows_per_shard);
+    const int64_t two_per_thread = (group_shards + 2 * threads - 1) / (2 * threads);
+    const int64_t most = std::max<int64_t>(1, kMaxChunkRows / rows_per_shard);
+    const int64_t least = logistic ? std::max<int64_t>(1, kMinChunkRows / rows_per_shard) : 1;
+    return std::min(group_shards, std::max(least, std::min(two_per_thread, most)));
+}
+
 namespace {
 
 // What a shard's backward writes: its loss sum, correct count and gradient. Records sit
@@ -307,21 +318,8 @@ int run_training(const RunRequest& request) {
         std::fflush(stdout);
     }
 
-    // A step runs its shards in groups of at most kGroupRows rows (the model's per-row
-    // buffers hold one group, or one chunk of the test split), a group's in chunks: two
-    // per thread, so that oneTBB can even out the threads, but at most kMaxChunkRows rows
-    // (a chunk's copy of its rows stays in the core's second-level cache) and, for logistic
-    // regression, at least kMinChunkRows (or the group): its rows are cheap enough that a
-    // device call's fixed cost would show. An MLP's are not; its chunks go down to a shard.
-    constexpr int64_t kGroupRows = 16384;
-    constexpr int64_t kMaxChunkRows = 2048, kMinChunkRows = 512;
     const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
-    const int64_t group_shards = std::min(shards_per_group, max_shards);
-    const int64_t two_per_thread = (group_shards + 2 * host_threads - 1) / (2 * host_threads);
-    const int64_t most = std::max<int64_t>(1, kMaxChunkRows / rows_per_shard);
-    const bool logistic = model.layer_sizes().size() == 2;
-    const int64_t least = logistic ? std::max<int64_t>(1, kMinChunkRows / rows_per_shard) : 1;
-    const int64_t shards_per_chunk = std::min(group_shards, std::max(least, std::min(two_per_thread, most)));
+    const int64_t shards_per_chunk = chunk_shards(batch_size, host_threads, model.layer_sizes().size() == 2);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     const int64_t capacity = std::max(batch_size, evaluation_chunk);
     const int64_t group_capacity = std::max(std::min(batch_size, shards_per_group * rows_per_shard), evaluation_chunk);

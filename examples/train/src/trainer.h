@@ -21,6 +21,16 @@ class Communicator;
 constexpr int64_t kMaxShards = 256;
 int64_t shard_rows(int64_t batch_size);
 
+// A step runs its shards in groups of at most kGroupRows rows (the model's per-row buffers
+// hold one group, or one chunk of the test split), a group's in chunks of whole shards,
+// each run on one thread from start to end. chunk_shards gives the shards of a chunk: two
+// chunks per thread, so that oneTBB can even out the threads, but at most 2048 rows (a
+// chunk's copy of its rows stays in the core's second-level cache) and, for logistic
+// regression, at least 512 (or the group): its rows are cheap enough that a device call's
+// fixed cost would show. An MLP's are not; its chunks go down to a shard.
+constexpr int64_t kGroupRows = 16384;
+int64_t chunk_shards(int64_t batch_size, int threads, bool logistic);
+
 struct RunRequest {
     TrainSettings settings;
     std::string backend;                             // for the report

@@ -20,7 +20,10 @@ its neighbours' load); nnplug's samples/s is printed as a share of that bound. R
 rows in a shuffled order costs more than streaming them: nnplug_shuffled_gather (also in
 bench/), measured alongside the triad, does the least work of a shuffled epoch (every row
 read once in a random order, one dot product each) and reads the same rows in order; the
-medians are printed as shares of the bound too.
+medians are printed as shares of the bound too. It also does, for each batch size, the least
+work of an SGD epoch: the order drawn as nnplug_train draws it, then the rows read in steps
+of the batch size, every thread joining at each step's end (a step needs the weights of the
+one before); the last column is nnplug's samples/s as a share of that.
 
 A benchmark, not a test: it prints one Markdown table (and --json writes the numbers).
 
@@ -139,22 +142,27 @@ def triad_gbs(args):
     return max(values)
 
 
-def gather_rates(args, train_rows):
-    """(shuffled, in order) rows/s of nnplug_shuffled_gather on args.threads threads."""
+def gather_rates(args, train_rows, step_sizes):
+    """nnplug_shuffled_gather on args.threads threads: (shuffled, in order) rows/s, and per
+    batch size the rows/s of an epoch drawn and read in steps of that size."""
     program = pathlib.Path(args.gather_program)
     if not os.access(program, os.X_OK):
         sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
                  "nnplug_shuffled_gather target, or pass --gather-program")
     result = subprocess.run([str(program), "--rows", str(train_rows), "--features", str(args.features),
-                             "--threads", str(args.threads)], check=True, capture_output=True, text=True)
-    rates = {}
+                             "--threads", str(args.threads), "--step-rows", *[str(b) for b in step_sizes]],
+                            check=True, capture_output=True, text=True)
+    rates, stepped = {}, {}
     for line in result.stdout.splitlines():
         match = re.match(r"^(shuffled|in order) rows/s ([0-9.e+]+)$", line.strip())
         if match:
             rates[match.group(1)] = float(match.group(2))
-    if len(rates) != 2:
+        match = re.match(r"^drawn and read in steps of ([0-9]+) rows/s ([0-9.e+]+)", line.strip())
+        if match:
+            stepped[int(match.group(1))] = float(match.group(2))
+    if len(rates) != 2 or set(stepped) != set(step_sizes):
         sys.exit(f"no rows/s in the output of {program}:\n{result.stdout}")
-    return rates["shuffled"], rates["in order"]
+    return rates["shuffled"], rates["in order"], stepped
 
 
 def main():
@@ -201,8 +209,10 @@ def main():
     # machine they swing with the neighbours' load, so the bound is the median of them all.
     samples = []
 
+    step_sizes = sorted({case["batch"] for case in cases})
+
     def measure_bound():
-        samples.append((triad_gbs(args), *gather_rates(args, train_rows)))
+        samples.append((triad_gbs(args), *gather_rates(args, train_rows, step_sizes)))
 
     try:
         import torch  # noqa: F401
@@ -243,8 +253,11 @@ def main():
     measure_bound()
     gbs, gather_shuffled, gather_in_order = (statistics.median(sample[i] for sample in samples) for i in range(3))
     bound = gbs * 1e9 / bytes_per_row
+    least_epoch = {b: statistics.median(sample[3][b] for sample in samples) for b in step_sizes}
     for r in results:
         r["share_of_bound"] = r["nnplug"] / bound
+        r["least_epoch"] = least_epoch[r["batch"]]
+        r["share_of_least_epoch"] = r["nnplug"] / least_epoch[r["batch"]]
 
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{date}; {platform.node()}, {os.cpu_count()} CPUs; synthetic {args.rows:,} x {args.features} "
@@ -258,19 +271,25 @@ def main():
           f"so the bound is {bound / 1e6:.1f} M samples/s")
     print(f"Reading every row once with one dot product, on {args.threads} threads: "
           f"{gather_shuffled / 1e6:.1f} M rows/s in a shuffled order ({gather_shuffled / bound:.2f} of the bound), "
-          f"{gather_in_order / 1e6:.1f} M in order ({gather_in_order / bound:.2f})\n")
-    print("| model | batch | nnplug_train samples/s | PyTorch samples/s (threads) | ratio | share of the bound |")
-    print("|---|---|---|---|---|---|")
+          f"{gather_in_order / 1e6:.1f} M in order ({gather_in_order / bound:.2f})")
+    print("The least work of an SGD epoch (the order drawn as nnplug_train draws it, then the rows read in steps "
+          "of the batch size with every thread joining at each step's end): "
+          + ", ".join(f"{least_epoch[b] / 1e6:.1f} M rows/s at batch {b} ({least_epoch[b] / bound:.2f} of the bound)"
+                      for b in step_sizes) + "\n")
+    print("| model | batch | nnplug_train samples/s | PyTorch samples/s (threads) | ratio | share of the bound "
+          "| share of the least epoch |")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
         torch_text = f"{r['torch'] / 1e6:.2f} M ({r['torch_threads']})" if r["torch"] else "-"
         ratio_text = f"{r['ratio']:.1f}" if r["ratio"] else "-"
         print(f"| {r['model']} | {r['batch']} | {r['nnplug'] / 1e6:.2f} M | {torch_text} | {ratio_text} | "
-              f"{r['share_of_bound']:.2f} |")
+              f"{r['share_of_bound']:.2f} | {r['share_of_least_epoch']:.2f} |")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"date": date, "triad_gbs": gbs, "bound": bound,
                                                        "bound_samples": [list(sample) for sample in samples],
                                                        "gather_shuffled": gather_shuffled,
                                                        "gather_in_order": gather_in_order,
+                                                       "least_epoch": {str(b): v for b, v in least_epoch.items()},
                                                        "bytes_per_row": bytes_per_row, "loss": args.loss,
                                                        "optimizer": args.optimizer, "threads": args.threads,
                                                        "results": results}, indent=2))

@@ -3,11 +3,12 @@
 // The rows sit as the training example keeps them (row_table.h: cache-line rows in huge
 // pages, labels as bits, a weight per label). No trainer that visits rows in that order
 // can run faster on this machine; the same rows read in order show what the random order
-// costs. With --step-rows, the shuffled read is also cut into steps of that many rows, as
-// an SGD epoch is: each step's rows split into chunks the way the training example splits
-// them, read in parallel, and every thread joins at the step's end (the next step's rows
-// cannot be used before the weights they need), which is the least work of an epoch of
-// such steps. compare_with_pytorch.py prints all of them beside nnplug_train's samples/s.
+// costs. With --step-rows, also the least work of an SGD epoch at that batch size: the
+// epoch's order drawn as the training example draws it (epoch_order.h), then the rows read
+// in steps of that many, each step's cut into chunks as the example cuts it and read in
+// parallel, every thread joining at the step's end (a step's rows cannot be used before
+// the weights the step before them gives). compare_with_pytorch.py prints these beside
+// nnplug_train's samples/s.
 //
 //   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2 --step-rows 256 4096
 #include <CLI/CLI.hpp>
@@ -25,6 +26,7 @@
 #include <vector>
 
 // The training example's:
+#include "epoch_order.h"
 #include "row_kernels.h"
 #include "row_table.h"
 #include "trainer.h"
@@ -55,7 +57,7 @@ int main(int argc, char** argv) {
     app.add_option("--features", features, "features per row")->check(CLI::PositiveNumber);
     app.add_option("--threads", threads, "oneTBB threads")->check(CLI::PositiveNumber);
     app.add_option("--reps", reps, "epochs of each order; the fastest counts")->check(CLI::PositiveNumber);
-    app.add_option("--step-rows", step_sizes, "also read the shuffled order in steps of these many rows")
+    app.add_option("--step-rows", step_sizes, "also draw an order and read it in steps of these many rows")
         ->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
 
@@ -108,26 +110,40 @@ int main(int argc, char** argv) {
         }
         return total;
     };
-    const auto best_rate = [&](const std::vector<int64_t>& order, int64_t step_rows) {
+    const auto best_rate = [&](const std::vector<int64_t>& order) {
         double best = 0, checksum = 0;
         for (int rep = 0; rep < reps; ++rep) {
             const auto start = std::chrono::steady_clock::now();
-            checksum += read_epoch(order, step_rows);
+            checksum += read_epoch(order, 0);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             best = std::max(best, static_cast<double>(rows) / seconds);
         }
         return std::pair<double, double>{best, checksum};
     };
-    const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled, 0);
-    const auto [in_order_rate, in_order_sum] = best_rate(in_order, 0);
+    const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled);
+    const auto [in_order_rate, in_order_sum] = best_rate(in_order);
     std::printf("rows %lld, %lld bytes a row, %d threads, best of %d\n", static_cast<long long>(rows),
                 static_cast<long long>(data.stride() * 4), threads, reps);
     std::printf("shuffled rows/s %.4g\n", shuffled_rate);
     std::printf("in order rows/s %.4g\n", in_order_rate);
-    for (const int64_t step_rows : step_sizes) {
-        const auto [stepped_rate, stepped_sum] = best_rate(shuffled, step_rows);
-        std::printf("shuffled in steps of %lld rows/s %.4g (checksum %.6g)\n", static_cast<long long>(step_rows),
-                    stepped_rate, stepped_sum);
+    if (!step_sizes.empty()) {
+        train::EpochOrder epoch_order(static_cast<size_t>(rows));
+        epoch_order.draw(0, arena);  // the arena's workers started, the order's pages mapped
+        double best_draw = 1e30;
+        for (const int64_t step_rows : step_sizes) {
+            double best = 0, checksum = 0;
+            for (int rep = 0; rep < reps; ++rep) {
+                const auto start = std::chrono::steady_clock::now();
+                epoch_order.draw(static_cast<uint64_t>(rep) + 1, arena);
+                best_draw = std::min(best_draw, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                checksum += read_epoch(epoch_order.order(), step_rows);
+                const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                best = std::max(best, static_cast<double>(rows) / seconds);
+            }
+            std::printf("drawn and read in steps of %lld rows/s %.4g (checksum %.6g)\n",
+                        static_cast<long long>(step_rows), best, checksum);
+        }
+        std::printf("order draw seconds %.4g\n", best_draw);
     }
     // The sums, so that no compiler drops the reads; equal up to rounding.
     std::printf("checksums %.6g %.6g\n", shuffled_sum, in_order_sum);

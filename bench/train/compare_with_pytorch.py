@@ -143,8 +143,8 @@ def triad_gbs(args):
 
 
 def gather_rates(args, train_rows, step_sizes):
-    """nnplug_shuffled_gather on args.threads threads: (shuffled, in order) rows/s, and per
-    batch size the rows/s of an epoch drawn and read in steps of that size."""
+    """nnplug_shuffled_gather on args.threads threads: (shuffled, in order) rows/s, per batch
+    size the rows/s of an epoch drawn and read in steps of that size, and the draw's seconds."""
     program = pathlib.Path(args.gather_program)
     if not os.access(program, os.X_OK):
         sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
@@ -160,9 +160,12 @@ def gather_rates(args, train_rows, step_sizes):
         match = re.match(r"^drawn and read in steps of ([0-9]+) rows/s ([0-9.e+]+)", line.strip())
         if match:
             stepped[int(match.group(1))] = float(match.group(2))
-    if len(rates) != 2 or set(stepped) != set(step_sizes):
+        match = re.match(r"^order draw seconds ([0-9.e+-]+)$", line.strip())
+        if match:
+            rates["draw"] = float(match.group(1))
+    if len(rates) != 3 or set(stepped) != set(step_sizes):
         sys.exit(f"no rows/s in the output of {program}:\n{result.stdout}")
-    return rates["shuffled"], rates["in order"], stepped
+    return rates["shuffled"], rates["in order"], stepped, rates["draw"]
 
 
 def main():
@@ -254,6 +257,7 @@ def main():
     gbs, gather_shuffled, gather_in_order = (statistics.median(sample[i] for sample in samples) for i in range(3))
     bound = gbs * 1e9 / bytes_per_row
     least_epoch = {b: statistics.median(sample[3][b] for sample in samples) for b in step_sizes}
+    draw_seconds = statistics.median(sample[4] for sample in samples)
     for r in results:
         r["share_of_bound"] = r["nnplug"] / bound
         r["least_epoch"] = least_epoch[r["batch"]]
@@ -275,7 +279,7 @@ def main():
     print("The least work of an SGD epoch (the order drawn as nnplug_train draws it, then the rows read in steps "
           "of the batch size with every thread joining at each step's end): "
           + ", ".join(f"{least_epoch[b] / 1e6:.1f} M rows/s at batch {b} ({least_epoch[b] / bound:.2f} of the bound)"
-                      for b in step_sizes) + "\n")
+                      for b in step_sizes) + f"; drawing the order alone takes {draw_seconds * 1e3:.2f} ms at best\n")
     print("| model | batch | nnplug_train samples/s | PyTorch samples/s (threads) | ratio | share of the bound "
           "| share of the least epoch |")
     print("|---|---|---|---|---|---|---|")
@@ -290,6 +294,7 @@ def main():
                                                        "gather_shuffled": gather_shuffled,
                                                        "gather_in_order": gather_in_order,
                                                        "least_epoch": {str(b): v for b, v in least_epoch.items()},
+                                                       "draw_seconds": draw_seconds,
                                                        "bytes_per_row": bytes_per_row, "loss": args.loss,
                                                        "optimizer": args.optimizer, "threads": args.threads,
                                                        "results": results}, indent=2))

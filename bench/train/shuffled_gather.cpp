@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
             for (int rep = 0; rep < reps; ++rep) {
                 const auto start = std::chrono::steady_clock::now();
                 epoch_order.draw(static_cast<uint64_t>(rep) + 1, arena);
-                best_draw = std::min(best_draw, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                const auto drawn = std::chrono::steady_clock::now();
+                best_draw = std::min(best_draw, std::chrono::duration<double>(drawn - start).count());
                 checksum += read_epoch(epoch_order.order(), step_rows);
                 const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 best = std::max(best, static_cast<double>(rows) / seconds);

@@ -702,6 +702,27 @@ TEST(TrainModel, ShardRowsDependOnTheBatchSizeOnly) {
     }
 }
 
+TEST(TrainModel, ChunksAreWholeShardsTwoPerThreadWithinTheirLimits) {
+    // Logistic regression: two chunks per thread, no fewer than 512 rows, no more than 2048.
+    EXPECT_EQ(chunk_shards(4096, 2, true) * shard_rows(4096), 1024);
+    EXPECT_EQ(chunk_shards(4096, 1, true) * shard_rows(4096), 2048);
+    EXPECT_EQ(chunk_shards(4096, 8, true) * shard_rows(4096), 512);
+    EXPECT_EQ(chunk_shards(65536, 2, true) * shard_rows(65536), 2048);
+    EXPECT_EQ(chunk_shards(256, 2, true), 4);  // a batch below 512 rows: one chunk
+    // An MLP's chunks go down to one shard.
+    EXPECT_EQ(chunk_shards(256, 2, false), 1);
+    EXPECT_EQ(chunk_shards(4096, 2, false) * shard_rows(4096), 1024);
+    for (const int64_t batch : {1, 64, 1000, 4096, 16385, 65536, 1 << 20})
+        for (const int threads : {1, 2, 3, 16})
+            for (const bool logistic : {true, false}) {
+                const int64_t shards = chunk_shards(batch, threads, logistic);
+                const int64_t group = std::min((batch + shard_rows(batch) - 1) / shard_rows(batch),
+                                               std::max<int64_t>(1, kGroupRows / shard_rows(batch)));
+                EXPECT_GE(shards, 1) << batch << " " << threads;
+                EXPECT_LE(shards, group) << batch << " " << threads;  // within a group
+            }
+}
+
 TEST(TrainDeviceLoss, PosWeightNeedsTheLogitsOps) {
     EXPECT_EQ(loss_kind("bce"), LossKind::kBce);
     EXPECT_EQ(loss_kind("bce_with_logits"), LossKind::kBceWithLogits);

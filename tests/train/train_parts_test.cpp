@@ -716,8 +716,8 @@ TEST(TrainModel, ChunksAreWholeShardsTwoPerThreadWithinTheirLimits) {
         for (const int threads : {1, 2, 3, 16})
             for (const bool logistic : {true, false}) {
                 const int64_t shards = chunk_shards(batch, threads, logistic);
-                const int64_t group = std::min((batch + shard_rows(batch) - 1) / shard_rows(batch),
-                                               std::max<int64_t>(1, kGroupRows / shard_rows(batch)));
+                const int64_t batch_shards = (batch + shard_rows(batch) - 1) / shard_rows(batch);
+                const int64_t group = std::min(batch_shards, group_shards(batch));
                 EXPECT_GE(shards, 1) << batch << " " << threads;
                 EXPECT_LE(shards, group) << batch << " " << threads;  // within a group
             }

@@ -104,15 +104,17 @@ int64_t shard_rows(int64_t batch_size) {
     return std::max<int64_t>(64, (per_shard + 63) / 64 * 64);
 }
 
+int64_t group_shards(int64_t batch_size) { return std::max<int64_t>(1, kGroupRows / shard_rows(batch_size)); }
+
 int64_t chunk_shards(int64_t batch_size, int threads, bool logistic) {
     constexpr int64_t kMaxChunkRows = 2048, kMinChunkRows = 512;
     const int64_t rows_per_shard = shard_rows(batch_size);
-    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
-    const int64_t group_shards = std::min(shards_per_group, (batch_size + rows_per_shard - 1) / rows_per_shard);
-    const int64_t two_per_thread = (group_shards + 2 * threads - 1) / (2 * threads);
+    // The shards of a group as large as this batch fills.
+    const int64_t shards = std::min(group_shards(batch_size), (batch_size + rows_per_shard - 1) / rows_per_shard);
+    const int64_t two_per_thread = (shards + 2 * threads - 1) / (2 * threads);
     const int64_t most = std::max<int64_t>(1, kMaxChunkRows / rows_per_shard);
     const int64_t least = logistic ? std::max<int64_t>(1, kMinChunkRows / rows_per_shard) : 1;
-    return std::min(group_shards, std::max(least, std::min(two_per_thread, most)));
+    return std::min(shards, std::max(least, std::min(two_per_thread, most)));
 }
 
 namespace {
@@ -318,7 +320,7 @@ int run_training(const RunRequest& request) {
         std::fflush(stdout);
     }
 
-    const int64_t shards_per_group = std::max<int64_t>(1, kGroupRows / rows_per_shard);
+    const int64_t shards_per_group = group_shards(batch_size);
     const int64_t shards_per_chunk = chunk_shards(batch_size, host_threads, model.layer_sizes().size() == 2);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     const int64_t capacity = std::max(batch_size, evaluation_chunk);

@@ -29,6 +29,7 @@ int64_t shard_rows(int64_t batch_size);
 // regression, at least 512 (or the group): its rows are cheap enough that a device call's
 // fixed cost would show. An MLP's are not; its chunks go down to a shard.
 constexpr int64_t kGroupRows = 16384;
+int64_t group_shards(int64_t batch_size);  // the most shards a group holds
 int64_t chunk_shards(int64_t batch_size, int threads, bool logistic);
 
 struct RunRequest {

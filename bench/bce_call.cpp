@@ -34,8 +34,11 @@ private:
 
 std::vector<uint8_t> encoded(int64_t count, aclDataType dtype, SplitMix& random, float low, float high) {
     std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_bytes(dtype));
-    const int32_t plugin_dtype = dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : NNPLUG_DTYPE_BF16;
-    for (int64_t i = 0; i < count; ++i) store_from_f32(bytes.data(), plugin_dtype, i, random.uniform(low, high));
+    const int32_t plugin_dtype = dtype == ACL_FLOAT     ? NNPLUG_DTYPE_F32
+                                 : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
+                                                        : NNPLUG_DTYPE_BF16;
+    for (int64_t i = 0; i < count; ++i)
+        store_from_f32(bytes.data(), plugin_dtype, i, random.uniform(low, high));
     return bytes;
 }
 
@@ -46,23 +49,28 @@ void check(int status, const char* what) {
 }  // namespace
 
 bool same_case(const BceCase& a, const BceCase& b) {
-    return a.backward == b.backward && a.reduction == b.reduction && a.dtype == b.dtype && a.numel == b.numel &&
-           a.logits == b.logits && a.target_grad == b.target_grad && a.classes == b.classes;
+    return a.backward == b.backward && a.reduction == b.reduction && a.dtype == b.dtype &&
+           a.numel == b.numel && a.logits == b.logits && a.target_grad == b.target_grad &&
+           a.classes == b.classes;
 }
 
 std::string dtype_name(aclDataType dtype) {
     return dtype == ACL_FLOAT ? "float32" : dtype == ACL_FLOAT16 ? "float16" : "bfloat16";
 }
 
-size_t dtype_bytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
+size_t dtype_bytes(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? 4 : 2;
+}
 
 int64_t bytes_moved(const BceCase& c) {
     const int64_t element = static_cast<int64_t>(dtype_bytes(c.dtype));
     int64_t per_element = c.logits ? 2 : 3;  // self, target (, weight)
-    if (c.backward) per_element += (c.reduction == 0 ? 1 : 0) + 1;  // gradOutput, out
-    else per_element += c.reduction == 0 ? 1 : 0;                   // out
-    const int64_t once = (c.backward && c.reduction != 0 ? 1 : 0) + (!c.backward && c.reduction != 0 ? 1 : 0) +
-                         (c.logits ? c.classes : 0);  // posWeight
+    if (c.backward)
+        per_element += (c.reduction == 0 ? 1 : 0) + 1;  // gradOutput, out
+    else
+        per_element += c.reduction == 0 ? 1 : 0;  // out
+    const int64_t once = (c.backward && c.reduction != 0 ? 1 : 0) +
+                         (!c.backward && c.reduction != 0 ? 1 : 0) + (c.logits ? c.classes : 0);  // posWeight
     return (per_element * c.numel + once) * element;
 }
 
@@ -71,7 +79,8 @@ HostOperands make_host_operands(const BceCase& c, uint32_t seed) {
     HostOperands host;
     const int64_t grad_count = c.reduction == 0 ? c.numel : 1;
     if (c.backward) host.grad = encoded(grad_count, c.dtype, random, -2.0f, 2.0f);
-    host.self = c.logits ? encoded(c.numel, c.dtype, random, -6.0f, 6.0f) : encoded(c.numel, c.dtype, random, 0.001f, 0.999f);
+    host.self = c.logits ? encoded(c.numel, c.dtype, random, -6.0f, 6.0f)
+                         : encoded(c.numel, c.dtype, random, 0.001f, 0.999f);
     host.target = encoded(c.numel, c.dtype, random, 0.0f, 1.0f);
     if (!c.logits) host.weight = encoded(c.numel, c.dtype, random, 0.0f, 2.0f);
     if (c.logits && c.classes > 0) host.pos_weight = encoded(c.classes, c.dtype, random, 0.5f, 4.0f);
@@ -83,23 +92,27 @@ HostOperands make_host_operands(const BceCase& c, uint32_t seed) {
 DeviceCase::DeviceCase(const BceCase& c, const HostOperands& host) : case_(c) {
     if (c.classes > 0 && (!c.logits || c.numel % c.classes != 0))
         throw std::invalid_argument("a posWeight case needs logits and a multiple of classes elements");
-    const std::vector<uint8_t>* sources[kSlots] = {&host.grad,       &host.self, &host.target, &host.weight,
-                                                   &host.pos_weight, &host.out};
+    const std::vector<uint8_t>* sources[kSlots] = {&host.grad,   &host.self,       &host.target,
+                                                   &host.weight, &host.pos_weight, &host.out};
     const int64_t element = static_cast<int64_t>(dtype_bytes(c.dtype));
     for (int slot = 0; slot < kSlots; ++slot) {
         const auto& bytes = *sources[slot];
         if (bytes.empty()) continue;
         check(aclrtMalloc(&buffers_[slot], bytes.size(), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
-        check(aclrtMemcpy(buffers_[slot], bytes.size(), bytes.data(), bytes.size(), ACL_MEMCPY_HOST_TO_DEVICE),
-              "aclrtMemcpy");
+        check(
+            aclrtMemcpy(buffers_[slot], bytes.size(), bytes.data(), bytes.size(), ACL_MEMCPY_HOST_TO_DEVICE),
+            "aclrtMemcpy");
         const int64_t count = static_cast<int64_t>(bytes.size()) / element;
         const bool scalar = count == 1 && c.numel != 1;  // a 0-d gradOutput or reduced out
         // Contiguous: [count], or [rows, classes] beside a posWeight of [classes].
         const bool matrix = c.classes > 0 && slot != kPosWeight && count == c.numel;
         const int64_t shape[2] = {matrix ? count / c.classes : count, c.classes};
         const int64_t strides[2] = {matrix ? c.classes : 1, 1};
-        tensors_[slot] = aclCreateTensor(shape, scalar ? 0 : matrix ? 2 : 1, c.dtype, strides, 0, ACL_FORMAT_ND,
-                                         &count, 1, buffers_[slot]);
+        tensors_[slot] = aclCreateTensor(shape,
+                                         scalar   ? 0
+                                         : matrix ? 2
+                                                  : 1,
+                                         c.dtype, strides, 0, ACL_FORMAT_ND, &count, 1, buffers_[slot]);
         if (tensors_[slot] == nullptr) check(1, "aclCreateTensor");
     }
 }
@@ -117,18 +130,16 @@ int DeviceCase::call() {
     aclOpExecutor* executor = nullptr;
     aclnnStatus status = ACLNN_SUCCESS;
     if (!case_.logits)
-        status = case_.backward
-                     ? aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
-                           tensors_[kGrad], tensors_[kSelf], tensors_[kTarget], tensors_[kWeight], case_.reduction,
-                           tensors_[kOut], &workspace_size, &executor)
-                     : aclnnBinaryCrossEntropyGetWorkspaceSize(tensors_[kSelf], tensors_[kTarget], tensors_[kWeight],
-                                                               case_.reduction, tensors_[kOut], &workspace_size,
-                                                               &executor);
+        status = case_.backward ? aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
+                                      tensors_[kGrad], tensors_[kSelf], tensors_[kTarget], tensors_[kWeight],
+                                      case_.reduction, tensors_[kOut], &workspace_size, &executor)
+                                : aclnnBinaryCrossEntropyGetWorkspaceSize(
+                                      tensors_[kSelf], tensors_[kTarget], tensors_[kWeight], case_.reduction,
+                                      tensors_[kOut], &workspace_size, &executor);
     else if (!case_.backward)
-        status = aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(tensors_[kSelf], tensors_[kTarget],
-                                                                   tensors_[kWeight], tensors_[kPosWeight],
-                                                                   case_.reduction, tensors_[kOut], &workspace_size,
-                                                                   &executor);
+        status = aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
+            tensors_[kSelf], tensors_[kTarget], tensors_[kWeight], tensors_[kPosWeight], case_.reduction,
+            tensors_[kOut], &workspace_size, &executor);
     else
         status = (case_.target_grad ? aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize
                                     : aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize)(
@@ -147,7 +158,7 @@ int DeviceCase::call() {
     }
     auto second_phase = case_.backward ? aclnnBinaryCrossEntropyBackward : aclnnBinaryCrossEntropy;
     if (case_.logits)
-        second_phase = !case_.backward    ? aclnnBinaryCrossEntropyWithLogits
+        second_phase = !case_.backward     ? aclnnBinaryCrossEntropyWithLogits
                        : case_.target_grad ? aclnnBinaryCrossEntropyWithLogitsTargetBackward
                                            : aclnnBinaryCrossEntropyWithLogitsBackward;
     status = second_phase(workspace_, workspace_size, executor, nullptr);
@@ -161,9 +172,11 @@ std::vector<float> DeviceCase::read_out(int64_t count) const {
     check(aclrtMemcpy(bytes.data(), bytes.size(), buffers_[kOut], bytes.size(), ACL_MEMCPY_DEVICE_TO_HOST),
           "aclrtMemcpy");
     std::vector<float> values(static_cast<size_t>(count));
-    const int32_t plugin_dtype =
-        case_.dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : case_.dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : NNPLUG_DTYPE_BF16;
-    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = load_as_f32(bytes.data(), plugin_dtype, i);
+    const int32_t plugin_dtype = case_.dtype == ACL_FLOAT     ? NNPLUG_DTYPE_F32
+                                 : case_.dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
+                                                              : NNPLUG_DTYPE_BF16;
+    for (int64_t i = 0; i < count; ++i)
+        values[static_cast<size_t>(i)] = load_as_f32(bytes.data(), plugin_dtype, i);
     return values;
 }
 

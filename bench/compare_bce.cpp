@@ -11,6 +11,7 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -26,7 +27,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "bce_call.h"
@@ -89,7 +89,8 @@ std::string op_label(const BceCase& c) {
 
 // Elements, or rows x classes for a posWeight case.
 std::string elements_label(const BceCase& c) {
-    return c.classes > 0 ? std::to_string(c.numel / c.classes) + "x" + std::to_string(c.classes) : size_label(c.numel);
+    return c.classes > 0 ? std::to_string(c.numel / c.classes) + "x" + std::to_string(c.classes)
+                         : size_label(c.numel);
 }
 
 bool selected(const Options& options, const std::string& family) {
@@ -101,7 +102,8 @@ bool selected(const Options& options, const std::string& family) {
 std::vector<BceCase> family_cases(const Options& options, aclDataType dtype, int64_t numel) {
     std::vector<BceCase> cases;
     if (selected(options, "bce"))
-        for (const auto& [backward, reduction] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}, std::pair{false, 1}})
+        for (const auto& [backward, reduction] :
+             {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}, std::pair{false, 1}})
             cases.push_back({backward, reduction, dtype, numel});
     if (selected(options, "bce_with_logits")) {
         cases.push_back({false, 0, dtype, numel, true});
@@ -138,7 +140,9 @@ public:
         const auto path = std::filesystem::temp_directory_path() /
                           ("nnplug_compare_" + std::to_string(::getpid()) + "_" + backend + ".yaml");
         std::ofstream(path) << "backend: " << backend << "\nlog_level: error\n"
-                            << (backend == "cpu_tbb" ? "backends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n" : "");
+                            << (backend == "cpu_tbb"
+                                    ? "backends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n"
+                                    : "");
         const aclError status = aclInit(path.string().c_str());
         std::filesystem::remove(path);
         if (status != ACL_SUCCESS) {
@@ -195,7 +199,8 @@ private:
 
 struct Result {
     BceCase c;
-    double nnplug = kNotMeasured, triad = kNotMeasured, naive = kNotMeasured, torch = kNotMeasured;  // s per call
+    double nnplug = kNotMeasured, triad = kNotMeasured, naive = kNotMeasured,
+           torch = kNotMeasured;  // s per call
     std::string note;
     double nnplug_gbs() const { return static_cast<double>(bytes_moved(c)) / nnplug * 1e-9; }
     double triad_gbs() const { return static_cast<double>(c.numel * kTriadBytesPerElement) / triad * 1e-9; }
@@ -218,13 +223,16 @@ Result measure(const BceCase& c, const Options& options, Triad& triad, bool with
     }
     triad.resize(c.numel);
     for (int rep = 0; rep < options.reps; ++rep) {
-        const auto best = [](double& slot, double value) { slot = std::isnan(slot) ? value : std::min(slot, value); };
+        const auto best = [](double& slot, double value) {
+            slot = std::isnan(slot) ? value : std::min(slot, value);
+        };
         best(result.triad, seconds_per_call([&] { triad.run(c.numel); }, options.min_seconds));
         best(result.nnplug, seconds_per_call([&] { device.call(); }, options.min_seconds));
         if (!with_baselines) continue;
         // The naive loop is slow on large cases and needs no more than a few tries; so does
         // PyTorch once a call takes longer than kSlowCall (its composite with-logits ops).
-        if (rep < 2 || c.numel <= (1 << 20)) best(result.naive, seconds_per_call([&] { naive_bce(c, host); }, options.min_seconds));
+        if (rep < 2 || c.numel <= (1 << 20))
+            best(result.naive, seconds_per_call([&] { naive_bce(c, host); }, options.min_seconds));
         if (torch && (rep < 2 || result.torch < kSlowCall))
             best(result.torch, seconds_per_call([&] { torch->call(); }, options.min_seconds));
     }
@@ -272,8 +280,9 @@ std::string cpu_model() {
 }
 
 void print_table(const std::vector<Result>& results, bool markdown) {
-    const char* header[] = {"op", "dtype", "elements", "nnplug us/call", "nnplug GB/s", "nnplug Melem/s",
-                            "triad GB/s", "nnplug/triad", "nnplug/naive", "nnplug/torch", "note"};
+    const char* header[] = {"op",           "dtype",          "elements",   "nnplug us/call",
+                            "nnplug GB/s",  "nnplug Melem/s", "triad GB/s", "nnplug/triad",
+                            "nnplug/naive", "nnplug/torch",   "note"};
     if (markdown) {
         std::printf("|");
         for (const char* h : header) std::printf(" %s |", h);
@@ -281,8 +290,9 @@ void print_table(const std::vector<Result>& results, bool markdown) {
         for (size_t i = 0; i < std::size(header); ++i) std::printf("---|");
         std::printf("\n");
     } else {
-        std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", header[0], header[1], header[2],
-                    header[3], header[4], header[5], header[6], header[7], header[8], header[9], header[10]);
+        std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", header[0], header[1],
+                    header[2], header[3], header[4], header[5], header[6], header[7], header[8], header[9],
+                    header[10]);
     }
     for (const Result& r : results) {
         const std::string cells[] = {op_label(r.c),
@@ -301,9 +311,10 @@ void print_table(const std::vector<Result>& results, bool markdown) {
             for (const auto& cell : cells) std::printf(" %s |", cell.c_str());
             std::printf("\n");
         } else {
-            std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", cells[0].c_str(), cells[1].c_str(),
-                        cells[2].c_str(), cells[3].c_str(), cells[4].c_str(), cells[5].c_str(), cells[6].c_str(),
-                        cells[7].c_str(), cells[8].c_str(), cells[9].c_str(), cells[10].c_str());
+            std::printf("%-26s %-9s %10s %14s %11s %14s %10s %12s %12s %12s  %s\n", cells[0].c_str(),
+                        cells[1].c_str(), cells[2].c_str(), cells[3].c_str(), cells[4].c_str(),
+                        cells[5].c_str(), cells[6].c_str(), cells[7].c_str(), cells[8].c_str(),
+                        cells[9].c_str(), cells[10].c_str());
         }
     }
 }
@@ -325,8 +336,12 @@ int report_targets(const std::vector<Target>& targets, bool check) {
         const bool skipped = !failed && std::isnan(t.value);
         const bool met = !failed && !skipped && t.value >= t.minimum;
         if (!skipped && !met) ++failures;
-        std::printf("  %-62s %8s  >= %-5s %s\n", t.what.c_str(), fixed(t.value, 2).c_str(), fixed(t.minimum, 2).c_str(),
-                    failed ? ("NOT MET (" + t.failure + ")").c_str() : skipped ? "skipped" : met ? "met" : "NOT MET");
+        std::printf("  %-62s %8s  >= %-5s %s\n", t.what.c_str(), fixed(t.value, 2).c_str(),
+                    fixed(t.minimum, 2).c_str(),
+                    failed    ? ("NOT MET (" + t.failure + ")").c_str()
+                    : skipped ? "skipped"
+                    : met     ? "met"
+                              : "NOT MET");
     }
     return failures;
 }
@@ -339,7 +354,9 @@ const Result* find(const std::vector<Result>& results, const BceCase& key) {
 
 int run(const Options& options) {
     unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
-    const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     torch_set_threads(threads);
     std::string torch_note;
     const bool have_torch = torch_available(torch_note);
@@ -357,8 +374,9 @@ int run(const Options& options) {
     const int64_t compare_numel = parse_size(options.compare_size);
     if (options.check) {
         if (selected(options, "bce"))
-            cases = {{true, 0, ACL_FLOAT, 64 << 10}, {true, 0, ACL_FLOAT, compare_numel}, {true, 0, ACL_FLOAT, 64 << 20},
-                     {false, 1, ACL_FLOAT, 64 << 20}, {true, 0, ACL_FLOAT16, 64 << 20}, {true, 0, ACL_BF16, 64 << 20}};
+            cases = {{true, 0, ACL_FLOAT, 64 << 10},   {true, 0, ACL_FLOAT, compare_numel},
+                     {true, 0, ACL_FLOAT, 64 << 20},   {false, 1, ACL_FLOAT, 64 << 20},
+                     {true, 0, ACL_FLOAT16, 64 << 20}, {true, 0, ACL_BF16, 64 << 20}};
         if (selected(options, "bce_with_logits")) {
             cases.push_back({true, 0, ACL_FLOAT, 64 << 20, true});
             cases.push_back({false, 1, ACL_FLOAT, 64 << 20, true});
@@ -366,7 +384,8 @@ int run(const Options& options) {
     } else {
         for (const auto& dtype : options.dtypes)
             for (const auto& size : options.sizes)
-                for (const BceCase& c : family_cases(options, parse_dtype(dtype), parse_size(size))) cases.push_back(c);
+                for (const BceCase& c : family_cases(options, parse_dtype(dtype), parse_size(size)))
+                    cases.push_back(c);
     }
 
     std::vector<Result> results;
@@ -396,8 +415,9 @@ int run(const Options& options) {
         if (session.ok()) {
             const Result other = measure(compared, options, triad, false);
             compared_ratio = own->nnplug / other.nnplug;
-            std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n", options.compare_backend.c_str(),
-                        op_label(compared).c_str(), dtype_name(compared.dtype).c_str(), size_label(compare_numel).c_str(),
+            std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n",
+                        options.compare_backend.c_str(), op_label(compared).c_str(),
+                        dtype_name(compared.dtype).c_str(), size_label(compare_numel).c_str(),
                         fixed(other.nnplug * 1e6, 1).c_str(),
                         fixed(static_cast<double>(compare_numel) / other.nnplug * 1e-6, 1).c_str(),
                         fixed(static_cast<double>(compare_numel) / own->nnplug * 1e-6, 1).c_str());
@@ -408,10 +428,11 @@ int run(const Options& options) {
 
     if (options.markdown) print_table(results, true);
     if (!std::isnan(small.median_us))
-        std::printf("\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
-                    "median %s us, p90 %s us\n",
-                    op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
-                    options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
+        std::printf(
+            "\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
+            "median %s us, p90 %s us\n",
+            op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
+            options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
 
     // A case's GB/s over the triad's: skipped when the case was not run, not met when nnplug failed on it.
     const auto triad_target = [&](const BceCase& key, double minimum) {
@@ -447,7 +468,8 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
     nnplug::bench::Options options;
-    CLI::App app{"Side-by-side benchmark of nnplug's binary cross-entropy: triad, nnplug, naive loop, PyTorch"};
+    CLI::App app{
+        "Side-by-side benchmark of nnplug's binary cross-entropy: triad, nnplug, naive loop, PyTorch"};
     app.add_option("--threads", options.threads, "threads for nnplug, the triad and PyTorch (0: every core)");
     app.add_option("--reps", options.reps, "repetitions; the best one counts")->check(CLI::PositiveNumber);
     app.add_option("--sizes", options.sizes, "element counts, e.g. 1K 64K 16M")->delimiter(',');
@@ -455,13 +477,17 @@ int main(int argc, char** argv) {
     app.add_option("--ops", options.ops, "op families: bce, bce_with_logits")
         ->delimiter(',')
         ->check(CLI::IsMember({"bce", "bce_with_logits"}));
-    app.add_option("--classes", options.classes, "posWeight length C of the [N, C] with-logits cases (0: none)")
+    app.add_option("--classes", options.classes,
+                   "posWeight length C of the [N, C] with-logits cases (0: none)")
         ->check(CLI::NonNegativeNumber);
-    app.add_option("--compare-backend", options.compare_backend, "a second backend to compare with ('' for none)");
+    app.add_option("--compare-backend", options.compare_backend,
+                   "a second backend to compare with ('' for none)");
     app.add_option("--compare-size", options.compare_size, "element count of that comparison");
-    app.add_option("--small-calls", options.small_calls, "single 1K calls timed for the median")->check(CLI::PositiveNumber);
+    app.add_option("--small-calls", options.small_calls, "single 1K calls timed for the median")
+        ->check(CLI::PositiveNumber);
     app.add_option("--min-seconds", options.min_seconds, "time per measurement of one repetition");
-    app.add_flag("--check", options.check, "measure only what the targets need; exit 1 if a ratio is below its target");
+    app.add_flag("--check", options.check,
+                 "measure only what the targets need; exit 1 if a ratio is below its target");
     app.add_flag("--markdown", options.markdown, "print the results as one Markdown table");
     CLI11_PARSE(app, argc, argv);
     try {

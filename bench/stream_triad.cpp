@@ -1,6 +1,8 @@
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "stream_triad.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 

@@ -23,7 +23,9 @@ at::Tensor as_tensor(const std::vector<uint8_t>& bytes, bool scalar) {
 class LibtorchCase : public TorchCase {
 public:
     LibtorchCase(const BceCase& c, const HostOperands& host)
-        : case_(c), self_(as_tensor(host.self, false)), target_(as_tensor(host.target, false)),
+        : case_(c),
+          self_(as_tensor(host.self, false)),
+          target_(as_tensor(host.target, false)),
           weight_(as_tensor(host.weight, false)),
           out_(as_tensor(host.out, !c.backward && c.reduction != 0)) {
         if (c.backward) grad_ = as_tensor(host.grad, c.reduction != 0);
@@ -56,8 +58,9 @@ at::Tensor as_tensor(const std::vector<uint8_t>& bytes, aclDataType dtype, at::I
 class LibtorchLogitsCase : public TorchCase {
 public:
     LibtorchLogitsCase(const BceCase& c, const HostOperands& host) : case_(c) {
-        const std::vector<int64_t> shape =
-            c.classes > 0 ? std::vector<int64_t>{c.numel / c.classes, c.classes} : std::vector<int64_t>{c.numel};
+        const std::vector<int64_t> shape = c.classes > 0
+                                               ? std::vector<int64_t>{c.numel / c.classes, c.classes}
+                                               : std::vector<int64_t>{c.numel};
         self_ = as_tensor(host.self, c.dtype, shape);
         target_ = as_tensor(host.target, c.dtype, shape);
         if (c.classes > 0) pos_weight_ = as_tensor(host.pos_weight, c.dtype, {c.classes});
@@ -71,7 +74,8 @@ public:
         if (case_.backward)
             out_ = torch::autograd::grad({loss_}, {input_}, {grad_}, /*retain_graph=*/true)[0];
         else
-            out_ = at::binary_cross_entropy_with_logits(self_, target_, c10::nullopt, pos_weight_, case_.reduction);
+            out_ = at::binary_cross_entropy_with_logits(self_, target_, c10::nullopt, pos_weight_,
+                                                        case_.reduction);
     }
 
 private:
@@ -82,8 +86,12 @@ private:
 
 }  // namespace
 
-bool torch_available(std::string&) { return true; }
-void torch_set_threads(int threads) { at::set_num_threads(threads); }
+bool torch_available(std::string&) {
+    return true;
+}
+void torch_set_threads(int threads) {
+    at::set_num_threads(threads);
+}
 
 std::unique_ptr<TorchCase> make_torch_case(const BceCase& c, const HostOperands& host, std::string& why_not) {
     if (c.logits) {  // composite ops: whether 16-bit runs is known by trying

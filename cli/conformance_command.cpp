@@ -13,18 +13,23 @@ Command conformance_command(CLI::App& app) {
     sub->footer(
         "Checks every op the plugin serves: the golden cases and random cases against the canonical float32 "
         "expressions and float64, every first-phase error and its code, storage outside out's view, repeated "
-        "and concurrent runs, refusals, the device memory rules. Prints a table per case group and a summary; "
-        "exits 0 when every case passes, 1 on a failure, 2 when the kit cannot run (docs/writing-a-plugin.md).");
-    sub->add_option("-p,--plugin", options->plugin,
-                    "the plugin: a backend name (libnnplug_<name>.so on the plugin search path) or a path to its .so")
+        "and concurrent runs, refusals, the device memory rules. Prints a table per case group and a "
+        "summary; "
+        "exits 0 when every case passes, 1 on a failure, 2 when the kit cannot run "
+        "(docs/writing-a-plugin.md).");
+    sub->add_option(
+           "-p,--plugin", options->plugin,
+           "the plugin: a backend name (libnnplug_<name>.so on the plugin search path) or a path to its .so")
         ->required();
-    sub->add_option("--ops", options->ops,
-                    "the ops to check, by aclnn name (aclnnBinaryCrossEntropyBackward ...); default: every op the "
-                    "plugin serves")
+    sub->add_option(
+           "--ops", options->ops,
+           "the ops to check, by aclnn name (aclnnBinaryCrossEntropyBackward ...); default: every op the "
+           "plugin serves")
         ->delimiter(',');
-    sub->add_option("--groups", options->groups,
-                    "the case groups to run: golden, random (with untouched and repeat), errors, concurrency, "
-                    "refusals, memory; default: all")
+    sub->add_option(
+           "--groups", options->groups,
+           "the case groups to run: golden, random (with untouched and repeat), errors, concurrency, "
+           "refusals, memory; default: all")
         ->delimiter(',');
     sub->add_option("-o,--option", options->backend_options,
                     "a plugin option KEY=VALUE, as under backends.<name> in a config (e.g. soc=Ascend910)");
@@ -36,8 +41,9 @@ Command conformance_command(CLI::App& app) {
     sub->add_option("--threads", options->threads, "host threads and streams of the concurrency checks")
         ->capture_default_str()
         ->check(CLI::Range(2u, 64u));
-    sub->add_option("--data", options->data_dir,
-                    "the folder of the golden case files (default: share/nnplug/conformance beside the program)");
+    sub->add_option(
+        "--data", options->data_dir,
+        "the folder of the golden case files (default: share/nnplug/conformance beside the program)");
     sub->add_flag("-v,--verbose", options->verbose, "list every failure and refusal");
     return {sub, [options] { return conformance::run_kit(*options, std::cout); }};
 }

@@ -14,7 +14,7 @@
 // Every subcommand, one line each: X(name) is nnplug::cli::name_command() of
 // cli/name_command.cpp (listed in cli/CMakeLists.txt), which returns its Command.
 #define NNPLUG_SUBCOMMANDS(X) \
-    X(conformance)              \
+    X(conformance)            \
     X(info)
 
 namespace nnplug::cli {
@@ -25,9 +25,8 @@ NNPLUG_SUBCOMMANDS(NNPLUG_DECLARE_SUBCOMMAND)
 
 int main(int argc, char** argv) {
     CLI::App app{"nnplug: the CANN operator API runtime with pluggable backends"};
-    app.set_version_flag("--version",
-                         std::string("nnplug ") + NNPLUG_VERSION + " (plugin ABI version " +
-                             std::to_string(NNPLUG_PLUGIN_ABI_VERSION) + ")");
+    app.set_version_flag("--version", std::string("nnplug ") + NNPLUG_VERSION + " (plugin ABI version " +
+                                          std::to_string(NNPLUG_PLUGIN_ABI_VERSION) + ")");
     app.require_subcommand(1);
     app.footer("Run 'nnplug <command> --help' for the options of a command.");
     std::vector<nnplug::cli::Command> commands;

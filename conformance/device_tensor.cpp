@@ -9,7 +9,9 @@
 
 namespace nnplug::conformance {
 
-size_t element_size(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
+size_t element_size(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? 4 : 2;
+}
 
 std::vector<uint8_t> encode(const std::vector<float>& values, aclDataType dtype) {
     std::vector<uint8_t> bytes(values.size() * element_size(dtype));
@@ -40,7 +42,8 @@ std::vector<float> decode(const std::vector<uint8_t>& bytes, aclDataType dtype) 
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
     std::vector<int64_t> strides(shape.size(), 1);
-    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * shape[i + 1];
     return strides;
 }
 
@@ -50,17 +53,18 @@ int64_t element_count(const std::vector<int64_t>& shape) {
     return count;
 }
 
-DeviceTensor::DeviceTensor(const std::vector<float>& values, const std::vector<int64_t>& shape, aclDataType dtype)
+DeviceTensor::DeviceTensor(const std::vector<float>& values, const std::vector<int64_t>& shape,
+                           aclDataType dtype)
     : DeviceTensor(values, shape, shape, contiguous_strides(shape), 0, dtype) {}
 
-DeviceTensor::DeviceTensor(const std::vector<float>& storage_values, const std::vector<int64_t>& storage_shape,
-                           const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
-                           aclDataType dtype)
+DeviceTensor::DeviceTensor(const std::vector<float>& storage_values,
+                           const std::vector<int64_t>& storage_shape, const std::vector<int64_t>& view,
+                           const std::vector<int64_t>& strides, int64_t offset, aclDataType dtype)
     : DeviceTensor(encode(storage_values, dtype), storage_shape, view, strides, offset, dtype) {}
 
 DeviceTensor::DeviceTensor(const std::vector<uint8_t>& bytes, const std::vector<int64_t>& storage_shape,
-                           const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
-                           aclDataType dtype)
+                           const std::vector<int64_t>& view, const std::vector<int64_t>& strides,
+                           int64_t offset, aclDataType dtype)
     : dtype_(dtype) {
     bytes_ = bytes.size();
     // aclrtMalloc refuses 0 bytes; an empty tensor still gets a small buffer.
@@ -85,7 +89,9 @@ std::vector<uint8_t> DeviceTensor::storage_bytes() const {
     return bytes;
 }
 
-std::vector<float> DeviceTensor::storage() const { return decode(storage_bytes(), dtype_); }
+std::vector<float> DeviceTensor::storage() const {
+    return decode(storage_bytes(), dtype_);
+}
 
 void DeviceTensor::upload(const std::vector<uint8_t>& bytes) const {
     if (bytes.size() != bytes_) throw std::runtime_error("DeviceTensor::upload: wrong size");

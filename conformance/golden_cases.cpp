@@ -27,7 +27,8 @@ aclDataType parse_dtype(const std::string& name) {
 
 std::vector<int64_t> parse_dims(const std::string& text) {
     std::vector<int64_t> dims;
-    if (text.size() < 2 || text.front() != '[' || text.back() != ']') throw std::runtime_error("bad dims " + text);
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+        throw std::runtime_error("bad dims " + text);
     std::stringstream items(text.substr(1, text.size() - 2));
     std::string item;
     while (std::getline(items, item, ',')) dims.push_back(std::stoll(item));
@@ -106,7 +107,8 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
                 tensor.storage = parse_words(words, tensor.dtype == ACL_FLOAT ? 4 : 2);
             } else if (keyword == "expect_bits") {
                 const std::string& output = op_named(current.op).output;
-                current.expect_bits = parse_words(words, current.tensors.at(output).dtype == ACL_FLOAT ? 4 : 2);
+                current.expect_bits =
+                    parse_words(words, current.tensors.at(output).dtype == ACL_FLOAT ? 4 : 2);
             } else if (keyword == "expect_ulps") {
                 const std::string& output = op_named(current.op).output;
                 if (!(words >> current.expect_ulps) || current.expect_ulps < 0)
@@ -136,7 +138,8 @@ std::vector<GoldenCase> load_golden_folder(const std::string& folder) {
     for (const auto& entry : std::filesystem::directory_iterator(folder)) {
         const std::string name = entry.path().filename().string();
         const std::string suffix = "_golden.txt";
-        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
             files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
@@ -195,7 +198,8 @@ uint32_t bits_at(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t in
 
 float value_of(uint32_t bits, aclDataType dtype) {
     if (dtype == ACL_FLOAT) return bits_float(bits);
-    return dtype == ACL_FLOAT16 ? f16_to_f32(static_cast<uint16_t>(bits)) : bf16_to_f32(static_cast<uint16_t>(bits));
+    return dtype == ACL_FLOAT16 ? f16_to_f32(static_cast<uint16_t>(bits))
+                                : bf16_to_f32(static_cast<uint16_t>(bits));
 }
 
 double ulp_of(float value, aclDataType dtype) {
@@ -242,10 +246,13 @@ std::string number(double value) {
 std::string close_fault(float result, double reference, aclDataType dtype, double rtol, double allowance) {
     const float expected = rounded_to(static_cast<float>(reference), dtype);
     if (std::isnan(reference)) return std::isnan(result) ? "" : "expected NaN, got " + number(result);
-    if (std::isinf(expected)) return result == expected ? "" : "expected " + number(expected) + ", got " + number(result);
-    const double tolerance = rtol * std::abs(reference) + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37) + allowance;
+    if (std::isinf(expected))
+        return result == expected ? "" : "expected " + number(expected) + ", got " + number(result);
+    const double tolerance =
+        rtol * std::abs(reference) + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37) + allowance;
     if (std::abs(static_cast<double>(result) - reference) <= tolerance) return "";
-    return number(result) + " is not within " + number(tolerance) + " of the float64 reference " + number(reference);
+    return number(result) + " is not within " + number(tolerance) + " of the float64 reference " +
+           number(reference);
 }
 
 // A result against another float32 evaluation rounded to dtype: NaN where it is NaN, an
@@ -287,8 +294,8 @@ std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run) {
             const float got_value = value_of(got, dtype);
             std::string fault;
             if (golden.expect_ulps >= 0) {
-                fault = near_fault(got, bits_at(golden.expect_near_bits, dtype, view[n]), dtype, golden.expect_ulps,
-                                   allowance(n));
+                fault = near_fault(got, bits_at(golden.expect_near_bits, dtype, view[n]), dtype,
+                                   golden.expect_ulps, allowance(n));
             } else {
                 const uint32_t want = bits_at(golden.expect_bits, dtype, view[n]);
                 const float want_value = value_of(want, dtype);
@@ -299,18 +306,20 @@ std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run) {
                         fault = number(got_value) + " is " + std::to_string(ulp_distance(got, want, dtype)) +
                                 " ulps from the canonical " + number(want_value) + " (1 allowed for a mean)";
                 } else if (got != want) {
-                    fault = number(got_value) + " is not the canonical expression's " + number(want_value) + " (" +
-                            std::to_string(ulp_distance(got, want, dtype)) + " ulps)";
+                    fault = number(got_value) + " is not the canonical expression's " + number(want_value) +
+                            " (" + std::to_string(ulp_distance(got, want, dtype)) + " ulps)";
                 }
             }
             if (fault.empty())
-                fault = close_fault(got_value, golden.reference[n], dtype, relative_tolerance(dtype), allowance(n));
+                fault = close_fault(got_value, golden.reference[n], dtype, relative_tolerance(dtype),
+                                    allowance(n));
             if (!fault.empty()) return at(n) + fault;
         }
         return "";
     }
     if (reduction != 0) {
-        if (view.size() != 1 || golden.reference.size() != 1) return "a reduced case needs one output element";
+        if (view.size() != 1 || golden.reference.size() != 1)
+            return "a reduced case needs one output element";
         const float got = value_of(bits_at(after, dtype, view[0]), dtype);
         const double rtol = dtype == ACL_FLOAT ? 1e-6 : relative_tolerance(dtype) / 2;
         const std::string fault = close_fault(got, golden.reference[0], dtype, rtol, allowance(0));
@@ -320,19 +329,22 @@ std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run) {
     for (size_t n = 0; n < view.size(); ++n) {
         const uint32_t got = bits_at(after, dtype, view[n]);
         if (dtype == ACL_FLOAT) {
-            const std::string fault = close_fault(value_of(got, dtype), golden.reference[n], dtype, 1e-5, allowance(n));
+            const std::string fault =
+                close_fault(value_of(got, dtype), golden.reference[n], dtype, 1e-5, allowance(n));
             if (!fault.empty()) return at(n) + fault;
             continue;
         }
         const float expected = rounded_to(static_cast<float>(golden.reference[n]), dtype);
         if (std::isnan(expected)) {
-            if (!std::isnan(value_of(got, dtype))) return at(n) + "expected NaN, got " + number(value_of(got, dtype));
+            if (!std::isnan(value_of(got, dtype)))
+                return at(n) + "expected NaN, got " + number(value_of(got, dtype));
             continue;
         }
         const uint32_t want = dtype == ACL_FLOAT16 ? f32_to_f16(expected) : f32_to_bf16(expected);
         if (ulp_distance(got, want, dtype) > 1)
-            return at(n) + number(value_of(got, dtype)) + " is " + std::to_string(ulp_distance(got, want, dtype)) +
-                   " ulps from the float64 reference " + number(golden.reference[n]) + " rounded to " +
+            return at(n) + number(value_of(got, dtype)) + " is " +
+                   std::to_string(ulp_distance(got, want, dtype)) + " ulps from the float64 reference " +
+                   number(golden.reference[n]) + " rounded to " +
                    (dtype == ACL_FLOAT16 ? "float16" : "bfloat16");
     }
     return "";

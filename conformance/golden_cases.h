@@ -35,8 +35,8 @@ struct GoldenCase {
     // When given (expect_ulps line): the output's storage after the op, each view element
     // within expect_ulps ulps of the output's dtype (plus the scale allowance).
     std::vector<uint8_t> expect_near_bits;
-    int64_t expect_ulps = -1;  // -1: no expect_ulps line
-    std::vector<double> reference;                // float64 result per view element, or the reduced value
+    int64_t expect_ulps = -1;       // -1: no expect_ulps line
+    std::vector<double> reference;  // float64 result per view element, or the reduced value
     // When given: per reference value, the magnitude of the terms the float32 expression adds;
     // where they cancel, float32 rounding leaves an error of a few ulps of it (see kScaleEpsilons).
     std::vector<double> scale;

@@ -4,13 +4,12 @@
 
 #include <unistd.h>
 
-#include <csignal>
-#include <cstring>
-
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -30,8 +29,8 @@ char g_running[512] = "the set-up";
 
 void report_crash(int signal_number) {
     const char head[] = "\nnnplug conformance: the plugin crashed (signal ";
-    char number[4] = {static_cast<char>('0' + signal_number / 10 % 10), static_cast<char>('0' + signal_number % 10),
-                      ')', ' '};
+    char number[4] = {static_cast<char>('0' + signal_number / 10 % 10),
+                      static_cast<char>('0' + signal_number % 10), ')', ' '};
     const char during[] = "during ";
     (void)!write(2, head, sizeof head - 1);
     (void)!write(2, number, sizeof number);
@@ -66,7 +65,8 @@ public:
         if (mkdtemp(pattern) == nullptr) throw std::runtime_error("cannot make a scratch folder in /tmp");
         folder_ = pattern;
         std::string backend = options.plugin;
-        if (backend.find('/') != std::string::npos) backend = fs::absolute(backend).lexically_normal().string();
+        if (backend.find('/') != std::string::npos)
+            backend = fs::absolute(backend).lexically_normal().string();
         std::ostringstream yaml;
         yaml << "# written by nnplug conformance\n";
         yaml << "backend: " << quoted(backend) << "\n";
@@ -76,8 +76,10 @@ public:
             yaml << "backends:\n  " << quoted(plugin_name(options.plugin)) << ":\n";
             for (const std::string& option : options.backend_options) {
                 const auto equals = option.find('=');
-                if (equals == std::string::npos) throw std::runtime_error("--option '" + option + "' is not KEY=VALUE");
-                yaml << "    " << quoted(option.substr(0, equals)) << ": " << quoted(option.substr(equals + 1)) << "\n";
+                if (equals == std::string::npos)
+                    throw std::runtime_error("--option '" + option + "' is not KEY=VALUE");
+                yaml << "    " << quoted(option.substr(0, equals)) << ": "
+                     << quoted(option.substr(equals + 1)) << "\n";
             }
         }
         text_ = yaml.str();
@@ -118,45 +120,56 @@ std::string seconds(double value) {
 }
 
 // Prints the tables of the groups named in `names` (those that have cases), in the order below.
-void print_groups(const Report& report, std::ostream& out, bool verbose, const std::vector<std::string>& names) {
+void print_groups(const Report& report, std::ostream& out, bool verbose,
+                  const std::vector<std::string>& names) {
     static const std::pair<const char*, const char*> kDescriptions[] = {
         {"ops", "the ops asked for with --ops, served by the plugin"},
-        {kGroupGolden, "golden cases (tests/golden): canonical bits or ulps, float64 reference, storage around out's view"},
-        {kGroupRandom, "random shapes, broadcasts, views, dtypes and reductions: canonical float32 and float64 reference"},
+        {kGroupGolden,
+         "golden cases (tests/golden): canonical bits or ulps, float64 reference, storage around out's view"},
+        {kGroupRandom,
+         "random shapes, broadcasts, views, dtypes and reductions: canonical float32 and float64 reference"},
         {kGroupUntouched, "storage outside out's view and every input's storage unchanged"},
         {kGroupRepeat, "a repeatable executor run three times and a fresh one: the same bits"},
         {kGroupErrors, "first-phase errors with their codes and messages, second-phase misuse, empty self"},
-        {kGroupConcurrency, "launches from several threads on their own streams, and on several streams of one thread"},
-        {kGroupRefusals, "an operand in host memory: computed as with device memory, or refused with a message"},
+        {kGroupConcurrency,
+         "launches from several threads on their own streams, and on several streams of one thread"},
+        {kGroupRefusals,
+         "an operand in host memory: computed as with device memory, or refused with a message"},
         {kGroupMemory, "aclrtMalloc, aclrtMemcpy(Async), aclrtMemset and aclrtFree rules"},
         {"runtime", "aclFinalize after the checks"},
     };
     const auto groups = report.groups();
     for (const auto& entry : kDescriptions) {
         const std::string name = entry.first, description = entry.second;
-        const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
+        const auto group =
+            std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
         if (group == groups.end() || std::find(names.begin(), names.end(), name) == names.end()) continue;
         out << "\n" << name << ": " << description << "\n";
         char line[256];
-        std::snprintf(line, sizeof line, "  %-48s %7s %7s %7s %7s\n", "op", "cases", "passed", "refused", "failed");
+        std::snprintf(line, sizeof line, "  %-48s %7s %7s %7s %7s\n", "op", "cases", "passed", "refused",
+                      "failed");
         out << line;
         for (const auto& [op, tally] : group->ops) {
             std::snprintf(line, sizeof line, "  %-48s %7d %7d %7d %7d\n", op.c_str(),
-                          tally.passed + tally.refused + tally.failed, tally.passed, tally.refused, tally.failed);
+                          tally.passed + tally.refused + tally.failed, tally.passed, tally.refused,
+                          tally.failed);
             out << line;
         }
         for (const auto& [op, tally] : group->ops) {
-            const size_t shown_failures = verbose ? tally.failures.size() : std::min<size_t>(tally.failures.size(), 10);
+            const size_t shown_failures =
+                verbose ? tally.failures.size() : std::min<size_t>(tally.failures.size(), 10);
             for (size_t i = 0; i < shown_failures; ++i)
                 out << "  FAIL " << name << " " << op << " " << tally.failures[i] << "\n";
             if (shown_failures < tally.failures.size())
                 out << "  ... and " << tally.failures.size() - shown_failures << " more failures of " << op
                     << " (--verbose lists them)\n";
-            const size_t shown_refusals = verbose ? tally.refusals.size() : std::min<size_t>(tally.refusals.size(), 3);
+            const size_t shown_refusals =
+                verbose ? tally.refusals.size() : std::min<size_t>(tally.refusals.size(), 3);
             for (size_t i = 0; i < shown_refusals; ++i)
                 out << "  refused " << name << " " << op << " " << tally.refusals[i] << "\n";
             if (shown_refusals < tally.refusals.size())
-                out << "  ... and " << tally.refusals.size() - shown_refusals << " more refusals of " << op << "\n";
+                out << "  ... and " << tally.refusals.size() - shown_refusals << " more refusals of " << op
+                    << "\n";
         }
     }
 }
@@ -187,7 +200,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         return 2;
     }
     if (kit.golden.empty()) {
-        out << "nnplug conformance: no *_golden.txt files in '" << data_dir << "' (--data names the folder)\n";
+        out << "nnplug conformance: no *_golden.txt files in '" << data_dir
+            << "' (--data names the folder)\n";
         return 2;
     }
 
@@ -203,7 +217,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     unsetenv("NNPLUG_BACKEND");
     unsetenv("NNPLUG_CONFIG");
     if (aclInit(config->file().c_str()) != ACL_SUCCESS) {
-        out << "nnplug conformance: plugin '" << options.plugin << "' did not load: " << aclGetRecentErrMsg() << "\n";
+        out << "nnplug conformance: plugin '" << options.plugin << "' did not load: " << aclGetRecentErrMsg()
+            << "\n";
         return 2;
     }
     if (aclrtSetDevice(0) != ACL_SUCCESS) {
@@ -212,8 +227,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         return 2;
     }
     out << "nnplug conformance: plugin " << options.plugin << " (SoC " << aclrtGetSocName() << "), "
-        << kit.golden.size() << " golden cases from " << data_dir << (options.quick ? ", quick" : "") << ", seed "
-        << options.seed << "\n";
+        << kit.golden.size() << " golden cases from " << data_dir << (options.quick ? ", quick" : "")
+        << ", seed " << options.seed << "\n";
 
     // The ops: those asked for, else every op of the catalog the plugin serves.
     std::vector<const OpUnderTest*> ops;
@@ -232,8 +247,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         }
     }
     for (const std::string& group : options.groups) {
-        static const char* const kGroups[] = {kGroupGolden, kGroupRandom, kGroupErrors, kGroupConcurrency,
-                                              kGroupRefusals, kGroupMemory};
+        static const char* const kGroups[] = {kGroupGolden,      kGroupRandom,   kGroupErrors,
+                                              kGroupConcurrency, kGroupRefusals, kGroupMemory};
         if (std::none_of(std::begin(kGroups), std::end(kGroups), [&](const char* g) { return group == g; })) {
             out << "nnplug conformance: unknown group '" << group
                 << "' (golden, random, errors, concurrency, refusals, memory)\n";
@@ -266,10 +281,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     };
     print({"ops"});
     const std::pair<const char*, void (*)(KitContext&, const OpUnderTest&)> per_op[] = {
-        {kGroupGolden, run_golden_group},
-        {kGroupRandom, run_random_group},
-        {kGroupErrors, run_error_group},
-        {kGroupConcurrency, run_concurrency_group},
+        {kGroupGolden, run_golden_group},    {kGroupRandom, run_random_group},
+        {kGroupErrors, run_error_group},     {kGroupConcurrency, run_concurrency_group},
         {kGroupRefusals, run_refusal_group},
     };
     for (const auto& [group, run] : per_op) {
@@ -284,7 +297,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         run_memory_group(kit);
         print({kGroupMemory});
     }
-    if (aclFinalize() != ACL_SUCCESS) kit.report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
+    if (aclFinalize() != ACL_SUCCESS)
+        kit.report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
     print({"runtime"});
 
     int passed = 0, refused = 0, failed = 0;
@@ -297,8 +311,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool ok = failed == 0 && exit_code == 0;
     out << "\nconformance of " << options.plugin << ": " << (ok ? "PASS" : "FAIL") << ", " << ops.size()
-        << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused << " refused, "
-        << failed << " failed in " << seconds(elapsed) << "\n";
+        << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused
+        << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
     if (exit_code != 0) return exit_code;
     return failed == 0 ? 0 : 1;
 }

@@ -12,16 +12,17 @@
 namespace nnplug::conformance {
 
 struct KitOptions {
-    std::string plugin;                // a backend name (libnnplug_<name>.so on the search path) or a path to one
-    std::vector<std::string> ops;      // aclnn names to check; empty: every op the plugin serves
-    std::vector<std::string> groups;   // golden, random, errors, concurrency, refusals, memory; empty: all
-    std::vector<std::string> backend_options;  // KEY=VALUE, the plugin's options (backends.<name> in the config)
-    std::string data_dir;              // the golden case files; empty: share/nnplug/conformance beside the program
+    std::string plugin;            // a backend name (libnnplug_<name>.so on the search path) or a path to one
+    std::vector<std::string> ops;  // aclnn names to check; empty: every op the plugin serves
+    std::vector<std::string> groups;  // golden, random, errors, concurrency, refusals, memory; empty: all
+    std::vector<std::string>
+        backend_options;   // KEY=VALUE, the plugin's options (backends.<name> in the config)
+    std::string data_dir;  // the golden case files; empty: share/nnplug/conformance beside the program
     bool allow_insecure_plugins = false;  // load a plugin that fails the ownership and permission checks
-    bool quick = false;                // fewer random cases and smaller concurrent runs
-    uint64_t seed = 20261203;          // of the random cases
-    unsigned threads = 4;              // host threads (and streams) of the concurrency checks
-    bool verbose = false;              // print every failure and refusal, not only the first ones
+    bool quick = false;                   // fewer random cases and smaller concurrent runs
+    uint64_t seed = 20261203;             // of the random cases
+    unsigned threads = 4;                 // host threads (and streams) of the concurrency checks
+    bool verbose = false;                 // print every failure and refusal, not only the first ones
 };
 
 // Runs every check on the plugin and prints a table per case group, the failures naming

@@ -26,7 +26,9 @@ struct ErrorCase {
     std::function<void(Call&)> spoil;
 };
 
-bool is_loss(const OpUnderTest& op) { return op.name == "forward" || op.name == "with_logits"; }
+bool is_loss(const OpUnderTest& op) {
+    return op.name == "forward" || op.name == "with_logits";
+}
 
 int slot_of(const OpUnderTest& op, const std::string& role) {
     for (size_t i = 0; i < op.operands.size(); ++i)
@@ -48,13 +50,14 @@ public:
     }
     // A tensor over the scratch buffer (zeros: 0.0 in every float dtype), or over `data`
     // holding storage_elements elements.
-    const aclTensor* make(const std::vector<int64_t>& view, aclDataType dtype, std::vector<int64_t> strides = {},
-                          int64_t offset = 0, aclFormat format = ACL_FORMAT_ND, void* data = nullptr,
+    const aclTensor* make(const std::vector<int64_t>& view, aclDataType dtype,
+                          std::vector<int64_t> strides = {}, int64_t offset = 0,
+                          aclFormat format = ACL_FORMAT_ND, void* data = nullptr,
                           int64_t storage_elements = 256) {
         if (strides.empty()) strides = contiguous_strides(view);
         const std::vector<int64_t> storage = {storage_elements};
-        aclTensor* t = aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, format, storage.data(),
-                                       storage.size(), data != nullptr ? data : device_);
+        aclTensor* t = aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, format,
+                                       storage.data(), storage.size(), data != nullptr ? data : device_);
         if (t == nullptr) throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
         tensors_.push_back(t);
         return t;
@@ -74,8 +77,10 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
         if (role != "weight" && role != "posWeight")
             cases.push_back({"null_" + role, ACLNN_ERR_PARAM_NULLPTR, role + " is null",
                              [slot](Call& call) { call.tensors[slot] = nullptr; }});
-        cases.push_back({"dtype_int32_" + role, ACLNN_ERR_PARAM_INVALID, "has dtype int32",
-                         [slot, &scratch](Call& call) { call.tensors[slot] = scratch.make({4, 5}, ACL_INT32); }});
+        cases.push_back(
+            {"dtype_int32_" + role, ACLNN_ERR_PARAM_INVALID, "has dtype int32", [slot, &scratch](Call& call) {
+                 call.tensors[slot] = scratch.make({4, 5}, ACL_INT32);
+             }});
     }
     cases.push_back({"null_workspace_size", ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is null",
                      [](Call& call) { call.null_workspace_size = true; }});
@@ -92,15 +97,19 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
     for (const char* role : {"gradOutput", "weight", "posWeight"}) {
         const int slot = slot_of(op, role);
         if (slot < 0) continue;
-        cases.push_back({std::string("broadcast_") + role, ACLNN_ERR_PARAM_INVALID, "cannot broadcast",
-                         [slot, &scratch](Call& call) { call.tensors[slot] = scratch.make({4}, ACL_FLOAT); }});
+        cases.push_back(
+            {std::string("broadcast_") + role, ACLNN_ERR_PARAM_INVALID, "cannot broadcast",
+             [slot, &scratch](Call& call) { call.tensors[slot] = scratch.make({4}, ACL_FLOAT); }});
     }
     cases.push_back({"shape_" + op.output, ACLNN_ERR_PARAM_INVALID, op.output + " shape [5,4]",
-                     [out, &scratch](Call& call) { call.tensors[out] = scratch.make({5, 4}, ACL_FLOAT); }});
+                     [out, &scratch](Call& call) {
+                         call.tensors[out] = scratch.make({5, 4}, ACL_FLOAT);
+                     }});
     // (A loss takes any reduction but none as reducing, so its out is one element here.)
     for (int64_t reduction : {3, -1})
         cases.push_back({"reduction_" + std::to_string(reduction), ACLNN_ERR_PARAM_INVALID,
-                         "reduction " + std::to_string(reduction), [&op, out, reduction, &scratch](Call& call) {
+                         "reduction " + std::to_string(reduction),
+                         [&op, out, reduction, &scratch](Call& call) {
                              call.attrs[0] = reduction;
                              if (is_loss(op)) call.tensors[out] = scratch.make({}, ACL_FLOAT);
                          }});
@@ -109,19 +118,24 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
                          [](Call& call) { call.attrs[0] = 1; }});
     if (logits)
         cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
-                         [out, &scratch](Call& call) { call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16); }});
+                         [out, &scratch](Call& call) {
+                             call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16);
+                         }});
     if (op.name != "with_logits")  // (the with-logits loss, as CANN's, checks no format)
         cases.push_back({"format_target", ACLNN_ERR_PARAM_INVALID, "format", [&op, &scratch](Call& call) {
                              call.tensors[slot_of(op, "target")] =
                                  scratch.make({4, 5}, ACL_FLOAT, {}, 0, ACL_FORMAT_NCHW);
                          }});
     cases.push_back({op.output + "_overlaps_itself", ACLNN_ERR_PARAM_INVALID, "overlap itself",
-                     [out, &scratch](Call& call) { call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {0, 1}); }});
-    cases.push_back({op.output + "_overlaps_self", ACLNN_ERR_PARAM_INVALID, "share memory",
-                     [out, &self, &scratch](Call& call) {
-                         // out one element past self's start in self's buffer: not the same view.
-                         call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {5, 1}, 1, ACL_FORMAT_ND, self.data(), 21);
+                     [out, &scratch](Call& call) {
+                         call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {0, 1});
                      }});
+    cases.push_back(
+        {op.output + "_overlaps_self", ACLNN_ERR_PARAM_INVALID, "share memory",
+         [out, &self, &scratch](Call& call) {
+             // out one element past self's start in self's buffer: not the same view.
+             call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT, {5, 1}, 1, ACL_FORMAT_ND, self.data(), 21);
+         }});
     return cases;
 }
 
@@ -155,8 +169,9 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
             error.spoil(call);
             uint64_t workspace = 0;
             aclOpExecutor* executor = nullptr;
-            const aclnnStatus status = op.first_phase(call.tensors, call.attrs, call.null_workspace_size ? nullptr : &workspace,
-                                                      call.null_executor ? nullptr : &executor);
+            const aclnnStatus status =
+                op.first_phase(call.tensors, call.attrs, call.null_workspace_size ? nullptr : &workspace,
+                               call.null_executor ? nullptr : &executor);
             const std::string message = aclGetRecentErrMsg();
             std::string fault;
             if (status != error.status)
@@ -200,7 +215,8 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
                 if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
                     aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
                     fault = std::string("the valid call failed: ") + aclGetRecentErrMsg();
-                else if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_ERR_PARAM_INVALID)
+                else if (op.second_phase(workspace, workspace_size, executor, nullptr) !=
+                         ACLNN_ERR_PARAM_INVALID)
                     fault = "running a consumed executor again was not ACLNN_ERR_PARAM_INVALID";
                 else if (std::string(aclGetRecentErrMsg()).find("consumed") == std::string::npos)
                     fault = std::string("running a consumed executor: the message does not say so: ") +
@@ -255,9 +271,9 @@ void run_refusal_group(KitContext& kit, const OpUnderTest& op) {
         uploaded.reset_output();
         const GoldenTensor& self = c.golden.tensors.at("self");
         std::vector<uint8_t> host(self.storage);
-        aclTensor* host_self = aclCreateTensor(self.view.data(), self.view.size(), self.dtype, self.strides.data(),
-                                               self.offset, ACL_FORMAT_ND, self.storage_shape.data(),
-                                               self.storage_shape.size(), host.data());
+        aclTensor* host_self =
+            aclCreateTensor(self.view.data(), self.view.size(), self.dtype, self.strides.data(), self.offset,
+                            ACL_FORMAT_ND, self.storage_shape.data(), self.storage_shape.size(), host.data());
         std::vector<const aclTensor*> arguments = uploaded.arguments();
         arguments[slot_of(op, "self")] = host_self;
         uint64_t workspace_size = 0;
@@ -313,7 +329,8 @@ std::string code_fault(const char* what, aclError got, aclError want) {
 
 std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
     std::vector<uint8_t> data(bytes);
-    for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>((i * 131 + seed * 17 + (i >> 8)) & 0xff);
+    for (size_t i = 0; i < bytes; ++i)
+        data[i] = static_cast<uint8_t>((i * 131 + seed * 17 + (i >> 8)) & 0xff);
     return data;
 }
 
@@ -326,8 +343,8 @@ void run_memory_group(KitContext& kit) {
          [] {
              for (size_t bytes : {size_t{1}, size_t{3}, size_t{32}, size_t{4097}, size_t{1} << 20}) {
                  void* device = nullptr;
-                 if (auto f = code_fault("aclrtMalloc", aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST),
-                                         ACL_SUCCESS);
+                 if (auto f = code_fault("aclrtMalloc",
+                                         aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
                      !f.empty())
                      return f + " for " + std::to_string(bytes) + " bytes";
                  if (reinterpret_cast<uintptr_t>(device) % 32 != 0)
@@ -337,7 +354,8 @@ void run_memory_group(KitContext& kit) {
                  aclrtMemcpy(device, bytes, data.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE);
                  aclrtMemcpy(back.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
                  aclrtFree(device);
-                 if (back != data) return std::to_string(bytes) + " bytes did not come back as they were copied in";
+                 if (back != data)
+                     return std::to_string(bytes) + " bytes did not come back as they were copied in";
              }
              return std::string();
          }},
@@ -367,10 +385,11 @@ void run_memory_group(KitContext& kit) {
              const auto data = pattern(4096, 7);
              aclrtMemcpy(a, 4096, data.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE);
              aclrtMemset(b, 4096, 0, 4096);
-             std::string fault = code_fault("aclrtMemcpy device to device",
-                                            aclrtMemcpy(static_cast<char*>(b) + 100, 3000, static_cast<char*>(a) + 7,
-                                                        2000, ACL_MEMCPY_DEVICE_TO_DEVICE),
-                                            ACL_SUCCESS);
+             std::string fault =
+                 code_fault("aclrtMemcpy device to device",
+                            aclrtMemcpy(static_cast<char*>(b) + 100, 3000, static_cast<char*>(a) + 7, 2000,
+                                        ACL_MEMCPY_DEVICE_TO_DEVICE),
+                            ACL_SUCCESS);
              std::vector<uint8_t> back(4096);
              aclrtMemcpy(back.data(), 4096, b, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
              for (size_t i = 0; i < 4096 && fault.empty(); ++i) {
@@ -386,12 +405,13 @@ void run_memory_group(KitContext& kit) {
              void* a = nullptr;
              aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST);
              aclrtMemset(a, 256, 0x11, 256);
-             std::string fault =
-                 code_fault("aclrtMemset", aclrtMemset(static_cast<char*>(a) + 10, 246, 0x7f, 20), ACL_SUCCESS);
+             std::string fault = code_fault(
+                 "aclrtMemset", aclrtMemset(static_cast<char*>(a) + 10, 246, 0x7f, 20), ACL_SUCCESS);
              std::vector<uint8_t> back(256);
              aclrtMemcpy(back.data(), 256, a, 256, ACL_MEMCPY_DEVICE_TO_HOST);
              for (size_t i = 0; i < 256 && fault.empty(); ++i)
-                 if (back[i] != (i >= 10 && i < 30 ? 0x7f : 0x11)) fault = "byte " + std::to_string(i) + " is wrong";
+                 if (back[i] != (i >= 10 && i < 30 ? 0x7f : 0x11))
+                     fault = "byte " + std::to_string(i) + " is wrong";
              aclrtFree(a);
              return fault;
          }},
@@ -417,7 +437,8 @@ void run_memory_group(KitContext& kit) {
          [] {
              void* a = nullptr;
              return code_fault("aclrtMalloc of 2^60 bytes",
-                               aclrtMalloc(&a, size_t{1} << 60, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_BAD_ALLOC);
+                               aclrtMalloc(&a, size_t{1} << 60, ACL_MEM_MALLOC_HUGE_FIRST),
+                               ACL_ERROR_BAD_ALLOC);
          }},
         {"malloc_beyond_device_memory",
          [] {
@@ -446,33 +467,39 @@ void run_memory_group(KitContext& kit) {
                  void* a = nullptr;
                  if (aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
                      return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
-                 if (aclrtFree(a) != ACL_SUCCESS) return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
+                 if (aclrtFree(a) != ACL_SUCCESS)
+                     return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
              }
              return std::string();
          }},
         {"async_copy_in_stream_order",
          [] {
              aclrtStream stream = nullptr;
-             if (aclrtCreateStream(&stream) != ACL_SUCCESS) return std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
+             if (aclrtCreateStream(&stream) != ACL_SUCCESS)
+                 return std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
              void *a = nullptr, *b = nullptr;
              aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
              aclrtMalloc(&b, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
              const auto data = pattern(1 << 16, 3);
              std::vector<uint8_t> back(1 << 16);
-             std::string fault = code_fault("aclrtMemcpyAsync",
-                                            aclrtMemcpyAsync(a, 1 << 16, data.data(), 1 << 16,
-                                                             ACL_MEMCPY_HOST_TO_DEVICE, stream),
-                                            ACL_SUCCESS);
+             std::string fault = code_fault(
+                 "aclrtMemcpyAsync",
+                 aclrtMemcpyAsync(a, 1 << 16, data.data(), 1 << 16, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+                 ACL_SUCCESS);
              if (fault.empty())
-                 fault = code_fault("aclrtMemcpyAsync",
-                                    aclrtMemcpyAsync(b, 1 << 16, a, 1 << 16, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
-                                    ACL_SUCCESS);
+                 fault =
+                     code_fault("aclrtMemcpyAsync",
+                                aclrtMemcpyAsync(b, 1 << 16, a, 1 << 16, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+                                ACL_SUCCESS);
              if (fault.empty())
-                 fault = code_fault("aclrtMemcpyAsync",
-                                    aclrtMemcpyAsync(back.data(), 1 << 16, b, 1 << 16, ACL_MEMCPY_DEVICE_TO_HOST, stream),
-                                    ACL_SUCCESS);
-             if (fault.empty()) fault = code_fault("aclrtSynchronizeStream", aclrtSynchronizeStream(stream), ACL_SUCCESS);
-             if (fault.empty() && back != data) fault = "three copies in stream order did not give the data back";
+                 fault = code_fault(
+                     "aclrtMemcpyAsync",
+                     aclrtMemcpyAsync(back.data(), 1 << 16, b, 1 << 16, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+                     ACL_SUCCESS);
+             if (fault.empty())
+                 fault = code_fault("aclrtSynchronizeStream", aclrtSynchronizeStream(stream), ACL_SUCCESS);
+             if (fault.empty() && back != data)
+                 fault = "three copies in stream order did not give the data back";
              aclrtFree(a);
              aclrtFree(b);
              aclrtDestroyStream(stream);

@@ -22,8 +22,10 @@ namespace nnplug::conformance {
 class Report {
 public:
     void pass(const std::string& group, const std::string& op);
-    void refuse(const std::string& group, const std::string& op, const std::string& name, const std::string& message);
-    void fail(const std::string& group, const std::string& op, const std::string& name, const std::string& message);
+    void refuse(const std::string& group, const std::string& op, const std::string& name,
+                const std::string& message);
+    void fail(const std::string& group, const std::string& op, const std::string& name,
+              const std::string& message);
 
     struct Tally {
         int passed = 0, refused = 0, failed = 0;
@@ -52,8 +54,8 @@ public:
     // Both phases on stream (null: the default one) and a synchronize, with a fresh
     // executor; the message of a failure is in `message`.
     aclnnStatus run(aclrtStream stream, std::string& message) const;
-    std::vector<uint8_t> output() const;                  // the output's storage
-    std::vector<std::vector<uint8_t>> inputs() const;     // each present input's storage
+    std::vector<uint8_t> output() const;               // the output's storage
+    std::vector<std::vector<uint8_t>> inputs() const;  // each present input's storage
     const std::vector<const aclTensor*>& arguments() const { return operands_.arguments; }
 
 private:
@@ -69,7 +71,7 @@ std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::
 
 // The random cases of an op, with their expected results.
 struct RandomCase {
-    GoldenCase golden;              // the operands, as a golden case without expectations
+    GoldenCase golden;               // the operands, as a golden case without expectations
     std::vector<uint8_t> canonical;  // out's storage per the canonical float32 expressions
     std::vector<double> reference;   // float64 per view element, or the one reduced value
     std::vector<double> magnitude;   // per reference value: the terms' magnitude (cancellation allowance)
@@ -78,7 +80,8 @@ std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool 
 // A case of `shape` with contiguous operands and out padded, for the concurrency checks.
 RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vector<int64_t>& shape);
 // Why a run's output does not match a random case's expectations, or "".
-std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, const std::vector<uint8_t>& output);
+std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
+                             const std::vector<uint8_t>& output);
 
 struct KitContext {
     Report& report;
@@ -89,11 +92,12 @@ struct KitContext {
 };
 
 void run_golden_group(KitContext& kit, const OpUnderTest& op);
-void run_random_group(KitContext& kit, const OpUnderTest& op);  // also the untouched-storage and repeat groups
+void run_random_group(KitContext& kit,
+                      const OpUnderTest& op);  // also the untouched-storage and repeat groups
 void run_error_group(KitContext& kit, const OpUnderTest& op);
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_refusal_group(KitContext& kit, const OpUnderTest& op);  // an operand in host memory
-void run_memory_group(KitContext& kit);                            // the device memory rules
+void run_memory_group(KitContext& kit);                          // the device memory rules
 
 // Records the case about to run, so that a crash inside the plugin is reported with its
 // group, op and case (kit.cpp's signal handler prints it) instead of leaving no trace.

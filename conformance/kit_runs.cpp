@@ -13,7 +13,8 @@ namespace nnplug::conformance {
 // ---- Report -------------------------------------------------------------------------------
 
 Report::Tally& Report::tally(const std::string& group, const std::string& op) {
-    auto group_at = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.name == group; });
+    auto group_at =
+        std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.name == group; });
     if (group_at == groups_.end()) group_at = groups_.insert(groups_.end(), Group{group, {}});
     auto& ops = group_at->ops;
     auto op_at = std::find_if(ops.begin(), ops.end(), [&](const auto& entry) { return entry.first == op; });
@@ -54,7 +55,9 @@ UploadedCase::UploadedCase(const GoldenCase& golden)
     if (operands_.output == nullptr) throw std::runtime_error("case " + golden.name + " has no output");
 }
 
-void UploadedCase::reset_output() const { operands_.output->upload(golden_.tensors.at(op_.output).storage); }
+void UploadedCase::reset_output() const {
+    operands_.output->upload(golden_.tensors.at(op_.output).storage);
+}
 
 aclnnStatus UploadedCase::first_phase(uint64_t* workspace, aclOpExecutor** executor) const {
     return op_.first_phase(operands_.arguments, golden_.attrs, workspace, executor);
@@ -66,7 +69,9 @@ aclnnStatus UploadedCase::run(aclrtStream stream, std::string& message) const {
     return status;
 }
 
-std::vector<uint8_t> UploadedCase::output() const { return operands_.output->storage_bytes(); }
+std::vector<uint8_t> UploadedCase::output() const {
+    return operands_.output->storage_bytes();
+}
 
 std::vector<std::vector<uint8_t>> UploadedCase::inputs() const {
     std::vector<std::vector<uint8_t>> result;
@@ -76,8 +81,8 @@ std::vector<std::vector<uint8_t>> UploadedCase::inputs() const {
 
 std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::string& message) {
     if (status != ACLNN_ERR_PARAM_INVALID)
-        return "a valid call failed its first phase with status " + std::to_string(status) + " (a refusal is " +
-               std::to_string(ACLNN_ERR_PARAM_INVALID) + "): " + message;
+        return "a valid call failed its first phase with status " + std::to_string(status) +
+               " (a refusal is " + std::to_string(ACLNN_ERR_PARAM_INVALID) + "): " + message;
     if (message.find('\n') != std::string::npos) return "the refusal's message is not one line: " + message;
     const std::string prefix = std::string(op.api) + ": ";
     if (message.rfind(prefix, 0) != 0 || message.size() <= prefix.size() + 3)
@@ -120,7 +125,8 @@ bool run_and_sort(Report& report, const char* group, const OpUnderTest& op, cons
     aclDestroyAclOpExecutor(executor);
     std::string message;
     if (uploaded->run(nullptr, message) != ACLNN_SUCCESS) {
-        report.fail(group, op.api, golden.name, "the call failed after its first phase succeeded: " + message);
+        report.fail(group, op.api, golden.name,
+                    "the call failed after its first phase succeeded: " + message);
         return false;
     }
     output = uploaded->output();
@@ -176,8 +182,9 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
         std::string untouched = fault.rfind("storage element", 0) == 0 ? fault : "";
         const auto inputs_after = uploaded->inputs();
         for (size_t k = 0; k < inputs_after.size() && untouched.empty(); ++k)
-            if (inputs_after[k] != inputs_before[k]) untouched = "an input's storage was written (" +
-                                                               first_difference(inputs_after[k], inputs_before[k]) + ")";
+            if (inputs_after[k] != inputs_before[k])
+                untouched = "an input's storage was written (" +
+                            first_difference(inputs_after[k], inputs_before[k]) + ")";
         if (untouched.empty())
             kit.report.pass(kGroupUntouched, op.api);
         else
@@ -200,8 +207,8 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
                 uploaded->reset_output();
                 if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
                     aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
-                    repeat = "run " + std::to_string(run + 1) + " of a repeatable executor failed: " +
-                             aclGetRecentErrMsg();
+                    repeat = "run " + std::to_string(run + 1) +
+                             " of a repeatable executor failed: " + aclGetRecentErrMsg();
                 else if (const auto diff = first_difference(uploaded->output(), output); !diff.empty())
                     repeat = "run " + std::to_string(run + 1) + " of a repeatable executor: " + diff;
             }
@@ -209,7 +216,8 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
             if (workspace != nullptr) aclrtFree(workspace);
             std::string message;
             uploaded->reset_output();
-            if (repeat.empty() && uploaded->run(nullptr, message) != ACLNN_SUCCESS) repeat = "a fresh run failed: " + message;
+            if (repeat.empty() && uploaded->run(nullptr, message) != ACLNN_SUCCESS)
+                repeat = "a fresh run failed: " + message;
             if (repeat.empty())
                 if (const auto diff = first_difference(uploaded->output(), output); !diff.empty())
                     repeat = "a fresh executor: " + diff;
@@ -222,7 +230,8 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
 }
 
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
-    const std::vector<int64_t> shape = kit.quick ? std::vector<int64_t>{16, 1000} : std::vector<int64_t>{64, 2048};
+    const std::vector<int64_t> shape =
+        kit.quick ? std::vector<int64_t>{16, 1000} : std::vector<int64_t>{64, 2048};
     const unsigned threads = std::max(2u, kit.threads);
     const int runs = kit.quick ? 4 : 8;
     std::vector<RandomCase> cases;
@@ -233,7 +242,8 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
     // Sequential runs first: each thread's data on its own gives the bits every later run must give.
     for (unsigned t = 0; t < threads; ++t) {
         uploaded.push_back(std::make_unique<UploadedCase>(cases[t].golden));
-        if (!run_and_sort(kit.report, kGroupConcurrency, op, cases[t].golden, baseline[t], uploaded[t].get())) return;
+        if (!run_and_sort(kit.report, kGroupConcurrency, op, cases[t].golden, baseline[t], uploaded[t].get()))
+            return;
         if (const auto fault = check_random_run(op, cases[t], baseline[t]); !fault.empty()) {
             kit.report.fail(kGroupConcurrency, op.api, "sequential_" + dims, fault);
             return;
@@ -241,7 +251,8 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
     }
 
     // Several host threads, each on its own stream and data, launching at once.
-    const std::string threads_name = "threads_" + std::to_string(threads) + "x" + std::to_string(runs) + "_" + dims;
+    const std::string threads_name =
+        "threads_" + std::to_string(threads) + "x" + std::to_string(runs) + "_" + dims;
     running(kGroupConcurrency, op.api, threads_name);
     std::vector<std::string> faults(threads);
     std::atomic<unsigned> ready{0};
@@ -261,8 +272,10 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
                 uploaded[t]->reset_output();
                 std::string message;
                 if (uploaded[t]->run(stream, message) != ACLNN_SUCCESS)
-                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) + " failed: " + message;
-                else if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]); !diff.empty())
+                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
+                            " failed: " + message;
+                else if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]);
+                         !diff.empty())
                     fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
                             " differs from the same call run alone: " + diff;
             }
@@ -295,7 +308,8 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
         }
         if (workspace_size > 0) aclrtMalloc(&workspaces[t], workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
         if (op.second_phase(workspaces[t], workspace_size, executor, streams[t]) != ACLNN_SUCCESS)
-            fault = std::string("the launch on stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
+            fault =
+                std::string("the launch on stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
     }
     for (unsigned t = 0; t < threads; ++t) {
         if (streams[t] == nullptr) continue;

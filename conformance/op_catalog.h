@@ -20,8 +20,9 @@ struct OpUnderTest {
     std::vector<std::string> attrs;     // integer arguments in signature order
     std::string output;                 // the operand the op writes
     // The first phase with tensors and attrs in signature order.
-    aclnnStatus (*first_phase)(const std::vector<const aclTensor*>& tensors, const std::vector<int64_t>& attrs,
-                               uint64_t* workspace_size, aclOpExecutor** executor);
+    aclnnStatus (*first_phase)(const std::vector<const aclTensor*>& tensors,
+                               const std::vector<int64_t>& attrs, uint64_t* workspace_size,
+                               aclOpExecutor** executor);
     aclnnStatus (*second_phase)(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                                 aclrtStream stream);
     // Every output element is one canonical float32 expression of its inputs, with no

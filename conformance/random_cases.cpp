@@ -44,8 +44,10 @@ float pick_value(const std::string& role, bool logits, std::mt19937_64& random) 
         return edge ? edges[random() % std::size(edges)] : unit(random);
     }
     if (role == "self") {  // a logit
-        static const float edges[] = {0.0f, 1e-3f, -1e-3f, 20.0f, -20.0f, 30.0f, -30.0f, 90.0f, -90.0f, 100.0f, -100.0f};
-        return edge ? edges[random() % std::size(edges)] : std::uniform_real_distribution<float>(-8.0f, 8.0f)(random);
+        static const float edges[] = {0.0f,   1e-3f, -1e-3f, 20.0f,  -20.0f, 30.0f,
+                                      -30.0f, 90.0f, -90.0f, 100.0f, -100.0f};
+        return edge ? edges[random() % std::size(edges)]
+                    : std::uniform_real_distribution<float>(-8.0f, 8.0f)(random);
     }
     if (role == "target") return edge ? static_cast<float>(random() % 2) : unit(random);
     if (role == "weight") return 2.0f * unit(random);
@@ -55,7 +57,8 @@ float pick_value(const std::string& role, bool logits, std::mt19937_64& random) 
 
 // A shape that broadcasts to `shape`: some leading dimensions dropped, some set to 1.
 std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& shape, std::mt19937_64& random) {
-    std::vector<int64_t> result(shape.begin() + static_cast<std::ptrdiff_t>(random() % (shape.size() + 1)), shape.end());
+    std::vector<int64_t> result(shape.begin() + static_cast<std::ptrdiff_t>(random() % (shape.size() + 1)),
+                                shape.end());
     for (auto& dim : result)
         if (random() % 3 == 0) dim = 1;
     return result;
@@ -94,7 +97,9 @@ GoldenTensor layout(const std::vector<int64_t>& shape, aclDataType dtype, int ki
     return t;
 }
 
-aclDataType promoted(aclDataType a, aclDataType b) { return a == b ? a : ACL_FLOAT; }
+aclDataType promoted(aclDataType a, aclDataType b) {
+    return a == b ? a : ACL_FLOAT;
+}
 
 // The value of element `n` (row-major over out's view shape `shape`) of tensor t, which
 // broadcasts to shape.
@@ -118,8 +123,7 @@ struct Element {
 Element evaluate(const OpUnderTest& op, float g, float x, float y, float w, float p, bool has_p, float scale,
                  double scale64) {
     const double dg = g, dx = x, dy = y, dw = w, dp = has_p ? p : reference::kNoPosWeight;
-    if (op.name == "forward")
-        return {bce_forward(w, x, y), reference::bce_forward(dw, dx, dy), 0.0};
+    if (op.name == "forward") return {bce_forward(w, x, y), reference::bce_forward(dw, dx, dy), 0.0};
     if (op.name == "backward")
         return {bce_backward(g, w, x, y, scale), reference::bce_backward(dg, dw, dx, dy, scale64), 0.0};
     const double m = std::max(-dx, 0.0), sp = std::log1p(std::exp(-std::fabs(dx)));
@@ -142,8 +146,10 @@ Element evaluate(const OpUnderTest& op, float g, float x, float y, float w, floa
 }
 
 void store_value(std::vector<uint8_t>& storage, aclDataType dtype, int64_t element, float value) {
-    store_from_f32(storage.data(), dtype == ACL_FLOAT ? NNPLUG_DTYPE_F32 : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
-                                                                                               : NNPLUG_DTYPE_BF16,
+    store_from_f32(storage.data(),
+                   dtype == ACL_FLOAT     ? NNPLUG_DTYPE_F32
+                   : dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
+                                          : NNPLUG_DTYPE_BF16,
                    element, value);
 }
 
@@ -201,7 +207,9 @@ std::string number(double value) {
     return text;
 }
 
-const char* dtype_word(aclDataType dtype) { return dtype == ACL_FLOAT ? "f32" : dtype == ACL_FLOAT16 ? "f16" : "bf16"; }
+const char* dtype_word(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? "f32" : dtype == ACL_FLOAT16 ? "f16" : "bf16";
+}
 
 // A case of op over self's `shape`; layouts and dtypes drawn from random unless plain.
 RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::vector<int64_t>& shape,
@@ -224,13 +232,16 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
         aclDataType dtype = plain ? ACL_FLOAT : pick_dtype(random);
         if (role == "target" || (output && kind.logits)) dtype = target_dtype;
         std::vector<int64_t> view = shape;
-        if (output && kind.reducing && reduction != 0) view = random() % 2 ? std::vector<int64_t>{} : std::vector<int64_t>{1};
-        else if (role == "posWeight" && !shape.empty() && random() % 2) view = {shape.back()};
+        if (output && kind.reducing && reduction != 0)
+            view = random() % 2 ? std::vector<int64_t>{} : std::vector<int64_t>{1};
+        else if (role == "posWeight" && !shape.empty() && random() % 2)
+            view = {shape.back()};
         else if (role == "gradOutput" || role == "weight" || role == "posWeight")
             view = plain ? shape : broadcast_shape(shape, random);
         const int layout_kind = plain ? (output ? 1 : 0) : static_cast<int>(random() % 3);
-        golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
-                                      : layout(view, dtype, layout_kind, [&] { return pick_value(role, kind.logits, random); });
+        golden.tensors[role] =
+            output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
+                   : layout(view, dtype, layout_kind, [&] { return pick_value(role, kind.logits, random); });
         dtypes += dtype_word(dtype);
         dtypes += "-";
     }
@@ -250,7 +261,8 @@ std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool 
     for (int i = 0; i < count; ++i) {
         std::vector<int64_t> shape(static_cast<size_t>(random() % 5));
         for (auto& dim : shape) dim = 1 + static_cast<int64_t>(random() % 7);
-        if (i % 12 == 11) shape = {1 + static_cast<int64_t>(random() % 64), 257 + static_cast<int64_t>(random() % 700)};
+        if (i % 12 == 11)
+            shape = {1 + static_cast<int64_t>(random() % 64), 257 + static_cast<int64_t>(random() % 700)};
         const int64_t reduction = static_cast<int64_t>(random() % 3);
         char name[16];
         std::snprintf(name, sizeof name, "r%03d", i);
@@ -264,7 +276,8 @@ RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vec
     return make_case(op, random, shape, 0, true, "concurrent");
 }
 
-std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, const std::vector<uint8_t>& output) {
+std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
+                             const std::vector<uint8_t>& output) {
     const GoldenCase& golden = expected.golden;
     const GoldenTensor& out = golden.tensors.at(op.output);
     const aclDataType dtype = out.dtype;
@@ -272,11 +285,12 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, 
     const auto view = out.view_indices();
     std::vector<bool> in_view(output.size() / element_size(dtype), false);
     for (int64_t index : view) in_view[static_cast<size_t>(index)] = true;
-    const bool reduced = view.size() == 1 && expected.reference.size() == 1 && traits(op).reducing &&
-                         golden.attrs.at(0) != 0;
+    const bool reduced =
+        view.size() == 1 && expected.reference.size() == 1 && traits(op).reducing && golden.attrs.at(0) != 0;
     for (size_t n = 0; n < view.size(); ++n) {
         const size_t at = static_cast<size_t>(view[n]);
-        const uint32_t got_bits = bits_at(output, dtype, at), want_bits = bits_at(expected.canonical, dtype, at);
+        const uint32_t got_bits = bits_at(output, dtype, at),
+                       want_bits = bits_at(expected.canonical, dtype, at);
         const float got = value_of(got_bits, dtype), want = value_of(want_bits, dtype);
         const double reference = expected.reference[n];
         const double allowance = 4 * 0x1p-23 * expected.magnitude[n];
@@ -293,9 +307,11 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, 
         // Against the canonical float32 expression: the BCE backward exactly (every operation
         // is exactly rounded), the others within a few ulps (exp and log are the backend's own).
         if (reduced) {
-            const double tolerance = (dtype == ACL_FLOAT ? 1e-6 * std::fabs(want) : ulp_of(want, dtype)) + allowance + 1e-37;
+            const double tolerance =
+                (dtype == ACL_FLOAT ? 1e-6 * std::fabs(want) : ulp_of(want, dtype)) + allowance + 1e-37;
             if (std::fabs(static_cast<double>(got) - want) > tolerance)
-                return where + number(got) + " is not within " + number(tolerance) + " of the canonical " + number(want);
+                return where + number(got) + " is not within " + number(tolerance) + " of the canonical " +
+                       number(want);
         } else if (op.name == "backward") {
             if (got_bits != want_bits)
                 return where + number(got) + " is not the canonical expression's " + number(want) + " (" +
@@ -303,7 +319,8 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, 
         } else {
             const double tolerance = (dtype == ACL_FLOAT ? 4 : 1) * ulp_of(want, dtype) + 2 * allowance;
             if (std::fabs(static_cast<double>(got) - want) > tolerance)
-                return where + number(got) + " is " + std::to_string(ulp_distance(got_bits, want_bits, dtype)) +
+                return where + number(got) + " is " +
+                       std::to_string(ulp_distance(got_bits, want_bits, dtype)) +
                        " ulps from the canonical " + number(want) + " (allowed " +
                        (dtype == ACL_FLOAT ? "4" : "1") + " plus " + number(2 * allowance) + ")";
         }
@@ -312,13 +329,15 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected, 
             const double rtol = reduced ? 1e-6 : 1e-5;
             const double tolerance = rtol * std::fabs(reference) + 1e-37 + allowance;
             if (std::fabs(static_cast<double>(got) - reference) > tolerance)
-                return where + number(got) + " is not within " + number(tolerance) + " of the float64 reference " +
-                       number(reference);
+                return where + number(got) + " is not within " + number(tolerance) +
+                       " of the float64 reference " + number(reference);
         } else {
             const float rounded = rounded_to(static_cast<float>(reference), dtype);
-            const double tolerance = ulp_of(rounded, dtype) + allowance + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
+            const double tolerance =
+                ulp_of(rounded, dtype) + allowance + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
             if (!std::isinf(rounded) && std::fabs(static_cast<double>(got) - rounded) > tolerance)
-                return where + number(got) + " is more than one ulp from the float64 reference " + number(reference);
+                return where + number(got) + " is more than one ulp from the float64 reference " +
+                       number(reference);
         }
     }
     for (size_t i = 0; i < in_view.size(); ++i)

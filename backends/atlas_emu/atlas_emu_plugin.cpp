@@ -225,7 +225,9 @@ struct EmuContext {
     }
 };
 
-EmuContext& as_context(void* ctx) { return *static_cast<EmuContext*>(ctx); }
+EmuContext& as_context(void* ctx) {
+    return *static_cast<EmuContext*>(ctx);
+}
 
 nnplug_status create(const nnplug_option* options, size_t option_count, int32_t device, void** ctx) {
     return sdk::fenced("atlas_emu", [&] {
@@ -282,9 +284,13 @@ void destroy(void* ctx) {
     delete context;
 }
 
-uint32_t device_count(void* ctx) { return static_cast<uint32_t>(as_context(ctx).devices); }
+uint32_t device_count(void* ctx) {
+    return static_cast<uint32_t>(as_context(ctx).devices);
+}
 
-const char* soc_name(void* ctx) { return as_context(ctx).soc.name.c_str(); }
+const char* soc_name(void* ctx) {
+    return as_context(ctx).soc.name.c_str();
+}
 
 uint32_t dtype_mask(void* ctx) {
     uint32_t mask = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16);
@@ -328,10 +334,14 @@ nnplug_status device_free(void* ctx, void* pointer) {
 
 const char* kind_name(int32_t kind) {
     switch (kind) {
-    case NNPLUG_MEMCPY_HOST_TO_HOST: return "ACL_MEMCPY_HOST_TO_HOST";
-    case NNPLUG_MEMCPY_HOST_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_DEVICE";
-    case NNPLUG_MEMCPY_DEVICE_TO_HOST: return "ACL_MEMCPY_DEVICE_TO_HOST";
-    default: return "ACL_MEMCPY_DEVICE_TO_DEVICE";
+        case NNPLUG_MEMCPY_HOST_TO_HOST:
+            return "ACL_MEMCPY_HOST_TO_HOST";
+        case NNPLUG_MEMCPY_HOST_TO_DEVICE:
+            return "ACL_MEMCPY_HOST_TO_DEVICE";
+        case NNPLUG_MEMCPY_DEVICE_TO_HOST:
+            return "ACL_MEMCPY_DEVICE_TO_HOST";
+        default:
+            return "ACL_MEMCPY_DEVICE_TO_DEVICE";
     }
 }
 
@@ -485,7 +495,8 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
             const int owner = DeviceArena::device_holding(t.data);
             if (owner == context.device)
                 std::snprintf(reason, sizeof reason,
-                              "data %p (%" PRId64 " bytes) is not inside one live aclrtMalloc block "
+                              "data %p (%" PRId64
+                              " bytes) is not inside one live aclrtMalloc block "
                               "(freed, or the storage runs past the allocation)",
                               t.data, t.storage_bytes);
             else if (owner >= 0)
@@ -524,7 +535,9 @@ nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uin
     });
 }
 
-void op_release(void*, void* plan) { delete static_cast<PlanHandle*>(plan); }
+void op_release(void*, void* plan) {
+    delete static_cast<PlanHandle*>(plan);
+}
 
 std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved, double device_us) {
     char text[256];

@@ -14,20 +14,22 @@ namespace {
 
 void compute_forward(const nnplug_op_desc&, const TileInputs& in, int64_t n, float* result) {
     simd::logits_forward_tile(in[NNPLUG_BCE_WITH_LOGITS_SELF], in[NNPLUG_BCE_WITH_LOGITS_TARGET],
-                              in[NNPLUG_BCE_WITH_LOGITS_WEIGHT], in[NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT], result, n);
+                              in[NNPLUG_BCE_WITH_LOGITS_WEIGHT], in[NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT],
+                              result, n);
 }
 
 void compute_backward(const nnplug_op_desc& desc, const TileInputs& in, int64_t n, float* result) {
-    simd::logits_backward_tile(in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF],
-                               in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT],
-                               in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT], sdk::scale(desc), result, n);
+    simd::logits_backward_tile(
+        in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF],
+        in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT],
+        in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT], sdk::scale(desc), result, n);
 }
 
 void compute_target_backward(const nnplug_op_desc& desc, const TileInputs& in, int64_t n, float* result) {
-    simd::logits_target_backward_tile(in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT],
-                                      in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF],
-                                      in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT],
-                                      in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT], sdk::scale(desc), result, n);
+    simd::logits_target_backward_tile(
+        in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF],
+        in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT], in[NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT],
+        sdk::scale(desc), result, n);
 }
 
 // Every logit is in the domain, infinities included (the loss and gradients are defined

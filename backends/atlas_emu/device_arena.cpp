@@ -12,7 +12,9 @@
 namespace nnplug::emu {
 namespace {
 
-size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
+size_t round_up(size_t value, size_t unit) {
+    return (value + unit - 1) / unit * unit;
+}
 
 // Freed blocks this large give their pages back to the host.
 constexpr size_t kReturnPagesFrom = 1 << 20;
@@ -88,9 +90,10 @@ void* DeviceArena::allocate(size_t bytes, std::string& error) {
     if (best == free_.end()) {
         size_t largest = 0;
         for (const auto& range : free_) largest = std::max(largest, range.second);
-        error = "cannot allocate " + std::to_string(bytes) + " bytes of device memory: " +
-                std::to_string(capacity_ - in_use_) + " of " + std::to_string(capacity_) +
-                " bytes are free, the largest free block has " + std::to_string(largest) + " bytes";
+        error = "cannot allocate " + std::to_string(bytes) +
+                " bytes of device memory: " + std::to_string(capacity_ - in_use_) + " of " +
+                std::to_string(capacity_) + " bytes are free, the largest free block has " +
+                std::to_string(largest) + " bytes";
         return nullptr;
     }
     const size_t offset = best->first;

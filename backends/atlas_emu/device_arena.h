@@ -48,13 +48,13 @@ private:
     int64_t capacity_ = 0;
     int device_ = 0;
     mutable std::mutex mutex_;
-    size_t committed_ = 0;  // the prefix of the region made accessible, in whole pages
+    size_t committed_ = 0;           // the prefix of the region made accessible, in whole pages
     std::map<size_t, size_t> free_;  // offset -> size, coalesced
     struct Block {
         size_t size;       // the footprint taken from the arena
         size_t requested;  // the bytes asked for
     };
-    std::map<size_t, Block> live_;   // offset -> block
+    std::map<size_t, Block> live_;  // offset -> block
     int64_t in_use_ = 0;
 };
 

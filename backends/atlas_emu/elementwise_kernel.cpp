@@ -126,7 +126,8 @@ std::string run_elementwise(const nnplug_op_desc& desc, const ElementwiseOp& op,
     round_to.fill(NNPLUG_DTYPE_F32);
     const int64_t promoted = nnplug_attr_i64(&desc, NNPLUG_ATTR_PROMOTED_DTYPE, NNPLUG_DTYPE_F32);
     for (int o = 0; o < desc.operand_count; ++o)
-        if (tiling.is_input(o) && (op.rounded_to_promoted >> o & 1u) != 0 && desc.operands[o].dtype != promoted)
+        if (tiling.is_input(o) && (op.rounded_to_promoted >> o & 1u) != 0 &&
+            desc.operands[o].dtype != promoted)
             round_to[o] = static_cast<int32_t>(promoted);
 
     CoreResults results(tiling.block_dim);

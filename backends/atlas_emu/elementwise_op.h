@@ -17,9 +17,9 @@ namespace nnplug::emu {
 using TileInputs = std::array<const float*, NNPLUG_MAX_OPERANDS>;
 
 struct ElementwiseOp {
-    int32_t kind = -1;              // nnplug_op_kind
-    const char* api_name = "";      // the aclnn entry point, for messages and the trace's stream track
-    const char* kernel_name = "";   // the vector kernel, for the trace's core tracks
+    int32_t kind = -1;             // nnplug_op_kind
+    const char* api_name = "";     // the aclnn entry point, for messages and the trace's stream track
+    const char* kernel_name = "";  // the vector kernel, for the trace's core tracks
     // result[0..n) for the tile's inputs; a reducing op's per-element values, which the
     // kernel then sums.
     void (*compute)(const nnplug_op_desc& desc, const TileInputs& in, int64_t n, float* result) = nullptr;

@@ -12,7 +12,9 @@ namespace {
 constexpr int64_t kElementBlock = 64;
 constexpr uint64_t kWorkspaceAlignment = 512;
 
-int64_t round_up(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
+int64_t round_up(int64_t value, int64_t unit) {
+    return (value + unit - 1) / unit * unit;
+}
 
 // Row-major contiguous over the iteration space (size-1 dims do not matter).
 bool contiguous(const nnplug_op_desc& desc, const nnplug_tensor& t) {

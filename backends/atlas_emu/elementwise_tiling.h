@@ -12,7 +12,9 @@
 
 namespace nnplug::emu {
 
-inline int64_t size_of(int32_t dtype) { return static_cast<int64_t>(nnplug_dtype_size(dtype)); }
+inline int64_t size_of(int32_t dtype) {
+    return static_cast<int64_t>(nnplug_dtype_size(dtype));
+}
 
 struct DeviceLimits {
     int vector_cores = 1;

@@ -10,12 +10,12 @@
 namespace nnplug::emu {
 
 struct SocProfile {
-    std::string name;          // as aclrtGetSocName reports it, e.g. "Ascend910B"
-    int vector_cores = 0;      // cores an elementwise (vector) kernel can use
-    int64_t ub_bytes = 0;      // Unified Buffer per core
-    int64_t memory_bytes = 0;  // device memory (HBM / LPDDR) capacity
-    double bandwidth_gbps = 0; // device memory bandwidth, GB/s (10^9 bytes)
-    bool bfloat16 = false;     // whether the vector unit computes bfloat16
+    std::string name;           // as aclrtGetSocName reports it, e.g. "Ascend910B"
+    int vector_cores = 0;       // cores an elementwise (vector) kernel can use
+    int64_t ub_bytes = 0;       // Unified Buffer per core
+    int64_t memory_bytes = 0;   // device memory (HBM / LPDDR) capacity
+    double bandwidth_gbps = 0;  // device memory bandwidth, GB/s (10^9 bytes)
+    bool bfloat16 = false;      // whether the vector unit computes bfloat16
 };
 
 // The built-in profile of a SoC name, or nothing for an unknown name.

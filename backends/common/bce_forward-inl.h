@@ -33,24 +33,26 @@ alignas(64) static constexpr float kInverseC[16] = {
     0x1.1be1fcp+0f, 0x1.12461ap+0f, 0x1.097ae6p+0f, 0x1p+0f,        0x1.e5ef5ap-1f, 0x1.cab000p-1f,
     0x1.b26f42p-1f, 0x1.9c67c0p-1f, 0x1.88c780p-1f, 0x1.76b678p-1f};
 alignas(64) static constexpr float kLogC[16] = {
-    -0x1.57ee7ep-2f, -0x1.2c3db6p-2f, -0x1.027058p-2f, -0x1.b38a76p-3f, -0x1.65b7f2p-3f, -0x1.1c1afap-3f,
-    -0x1.a775d6p-4f, -0x1.1a6adap-4f, -0x1.29e158p-5f, 0.0f,            0x1.ac07d2p-5f,  0x1.c260acp-4f,
-    0x1.50719ep-3f,  0x1.bb04fap-3f,  0x1.0f7048p-2f,  0x1.3fa824p-2f};
+    -0x1.57ee7ep-2f, -0x1.2c3db6p-2f, -0x1.027058p-2f, -0x1.b38a76p-3f, -0x1.65b7f2p-3f,
+    -0x1.1c1afap-3f, -0x1.a775d6p-4f, -0x1.1a6adap-4f, -0x1.29e158p-5f, 0.0f,
+    0x1.ac07d2p-5f,  0x1.c260acp-4f,  0x1.50719ep-3f,  0x1.bb04fap-3f,  0x1.0f7048p-2f,
+    0x1.3fa824p-2f};
 #else
 // Without FMA, r = (z - c) * (1/c): z - c is exact (z is within a factor 2 of c), the
 // product rounds once. c is chosen so that ln(c) is within 2^-35 relative of its float32.
-alignas(64) static constexpr float kC[16] = {
-    0x1.6db3eep-1f, 0x1.7deb4ap-1f, 0x1.8ddedp-1f, 0x1.9ddb48p-1f, 0x1.adefc6p-1f, 0x1.bdd986p-1f,
-    0x1.cdf28p-1f,  0x1.ddf9f8p-1f, 0x1.edc542p-1f, 0x1p+0f,       0x1.0da7e2p+0f, 0x1.1dd1dp+0f,
-    0x1.2dba36p+0f, 0x1.3daf7ep+0f, 0x1.4ddc6ep+0f, 0x1.5dda0ep+0f};
+alignas(64) static constexpr float kC[16] = {0x1.6db3eep-1f, 0x1.7deb4ap-1f, 0x1.8ddedp-1f,  0x1.9ddb48p-1f,
+                                             0x1.adefc6p-1f, 0x1.bdd986p-1f, 0x1.cdf28p-1f,  0x1.ddf9f8p-1f,
+                                             0x1.edc542p-1f, 0x1p+0f,        0x1.0da7e2p+0f, 0x1.1dd1dp+0f,
+                                             0x1.2dba36p+0f, 0x1.3daf7ep+0f, 0x1.4ddc6ep+0f, 0x1.5dda0ep+0f};
 alignas(64) static constexpr float kInverseC[16] = {
     0x1.666944p+0f, 0x1.57317p+0f,  0x1.496f16p+0f, 0x1.3cb572p+0f, 0x1.30dd12p+0f, 0x1.25fb84p+0f,
     0x1.1bbceep+0f, 0x1.123904p+0f, 0x1.097384p+0f, 0x1p+0f,        0x1.e6124ep-1f, 0x1.ca954p-1f,
     0x1.b267c6p-1f, 0x1.9c958ap-1f, 0x1.88982ep-1f, 0x1.76a66cp-1f};
 alignas(64) static constexpr float kLogC[16] = {
-    -0x1.58946p-2f,  -0x1.2c268ep-2f, -0x1.02404cp-2f, -0x1.b3d332p-3f, -0x1.65c236p-3f, -0x1.1b536ep-3f,
-    -0x1.a55f16p-4f, -0x1.19a76cp-4f, -0x1.28fd8cp-5f, 0.0f,            0x1.a9ba98p-5f,  0x1.c34f98p-4f,
-    0x1.5094e2p-3f,  0x1.ba21a8p-3f,  0x1.0febacp-2f,  0x1.3fd3fep-2f};
+    -0x1.58946p-2f,  -0x1.2c268ep-2f, -0x1.02404cp-2f, -0x1.b3d332p-3f, -0x1.65c236p-3f,
+    -0x1.1b536ep-3f, -0x1.a55f16p-4f, -0x1.19a76cp-4f, -0x1.28fd8cp-5f, 0.0f,
+    0x1.a9ba98p-5f,  0x1.c34f98p-4f,  0x1.5094e2p-3f,  0x1.ba21a8p-3f,  0x1.0febacp-2f,
+    0x1.3fd3fep-2f};
 #endif
 // z = x / 2^k starts at the float with these bits (0.69921875).
 constexpr int32_t kPartsStart = 0x3f330000;
@@ -83,7 +85,7 @@ HWY_INLINE hn::Vec<D> log_normal(D d, hn::Vec<D> x, hn::Vec<D> exponent_bias = h
     const auto from_start = hn::Sub(bits, hn::Set(di, kPartsStart));
     const auto index = hn::And(hn::ShiftRight<19>(from_start), hn::Set(di, 15));
     const auto k = hn::ShiftRight<23>(from_start);  // arithmetic: x below the start has k < 0
-    const hn::RebindToUnsigned<D> du;  // shift k's bits back in unsigned: no signed overflow
+    const hn::RebindToUnsigned<D> du;               // shift k's bits back in unsigned: no signed overflow
     const auto z = hn::BitCast(d, hn::Sub(hn::BitCast(du, bits), hn::ShiftLeft<23>(hn::BitCast(du, k))));
 #if HWY_NATIVE_FMA
     const auto r = hn::MulSub(z, lookup16(d, kInverseC, index), hn::Set(d, 1.0f));
@@ -150,7 +152,8 @@ HWY_INLINE hn::Vec<D> forward_loss(D d, hn::Vec<D> s, hn::Vec<D> t, hn::Vec<D> w
     // unsigned, tested signed after adding 2^31 (negative s and NaN fall out).
     const hn::RebindToUnsigned<D> du;
     const auto shifted_bits = hn::BitCast(di, hn::Add(hn::BitCast(du, s), hn::Set(du, 0x7f800000u)));
-    const bool all_normal = hn::AllTrue(di, hn::Lt(shifted_bits, hn::Set(di, static_cast<int32_t>(0xbf000000u))));
+    const bool all_normal =
+        hn::AllTrue(di, hn::Lt(shifted_bits, hn::Set(di, static_cast<int32_t>(0xbf000000u))));
     hn::Vec<D> log_self, log_rest;
     if (HWY_LIKELY(all_normal)) {
         log_self = log_normal(d, s);
@@ -163,8 +166,10 @@ HWY_INLINE hn::Vec<D> forward_loss(D d, hn::Vec<D> s, hn::Vec<D> t, hn::Vec<D> w
     }
     // (t - 1) ln(1 - s) - t ln(s): the negation folded into the multiply-adds.
     const auto loss = hn::NegMulAdd(t, log_self, hn::Mul(hn::Sub(t, hn::Set(d, 1.0f)), log_rest));
-    if constexpr (kWeighted) return hn::Mul(w, loss);
-    else return loss;
+    if constexpr (kWeighted)
+        return hn::Mul(w, loss);
+    else
+        return loss;
 }
 
 }  // namespace nnplug::simd::HWY_NAMESPACE

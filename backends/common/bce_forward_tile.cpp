@@ -1,7 +1,9 @@
 // Compiled once per target instruction set; forward_tile dispatches at run time.
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bce_forward_tile.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 
@@ -15,14 +17,16 @@ HWY_BEFORE_NAMESPACE();
 namespace nnplug::simd::HWY_NAMESPACE {
 
 template <bool kWeighted>
-HWY_INLINE void forward_lanes(const float* self, const float* target, const float* weight, float* out, size_t n) {
+HWY_INLINE void forward_lanes(const float* self, const float* target, const float* weight, float* out,
+                              size_t n) {
     const hn::ScalableTag<float> d;
     const size_t lanes = hn::Lanes(d);
     const auto one = hn::Set(d, 1.0f);
     size_t i = 0;
     for (; i + lanes <= n; i += lanes) {
         const auto w = kWeighted ? hn::LoadU(d, weight + i) : one;
-        hn::StoreU(forward_loss<kWeighted>(d, hn::LoadU(d, self + i), hn::LoadU(d, target + i), w), d, out + i);
+        hn::StoreU(forward_loss<kWeighted>(d, hn::LoadU(d, self + i), hn::LoadU(d, target + i), w), d,
+                   out + i);
     }
     if (i == n) return;
     // The tail through zeroed vectors, so no load or store passes the end.
@@ -32,14 +36,17 @@ HWY_INLINE void forward_lanes(const float* self, const float* target, const floa
     std::memcpy(s, self + i, rest * sizeof(float));
     std::memcpy(t, target + i, rest * sizeof(float));
     if (kWeighted) std::memcpy(w, weight + i, rest * sizeof(float));
-    hn::Store(forward_loss<kWeighted>(d, hn::Load(d, s), hn::Load(d, t), kWeighted ? hn::Load(d, w) : one), d, result);
+    hn::Store(forward_loss<kWeighted>(d, hn::Load(d, s), hn::Load(d, t), kWeighted ? hn::Load(d, w) : one), d,
+              result);
     std::memcpy(out + i, result, rest * sizeof(float));
 }
 
 void ForwardTile(const float* self, const float* target, const float* weight, float* out, int64_t count) {
     const size_t n = static_cast<size_t>(count);
-    if (weight != nullptr) forward_lanes<true>(self, target, weight, out, n);
-    else forward_lanes<false>(self, target, weight, out, n);
+    if (weight != nullptr)
+        forward_lanes<true>(self, target, weight, out, n);
+    else
+        forward_lanes<false>(self, target, weight, out, n);
 }
 
 }  // namespace nnplug::simd::HWY_NAMESPACE

@@ -108,7 +108,8 @@ HWY_INLINE ExpMinusAbs<D> exp_minus_abs_parts(D d, hn::Vec<D> x) {
 #if HWY_NATIVE_FMA
     const auto r = hn::NegMulAdd(n, hn::Set(d, 0.693147180559945309f), a);
 #else
-    const auto r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), hn::NegMulAdd(n, hn::Set(d, 0.693359375f), a));
+    const auto r =
+        hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), hn::NegMulAdd(n, hn::Set(d, 0.693359375f), a));
 #endif
     auto q = hn::MulAdd(hn::Set(d, 0x1.6a2438p-10f), r, hn::Set(d, 0x1.1239e0p-7f));
     q = hn::MulAdd(q, r, hn::Set(d, 0x1.5558f2p-5f));
@@ -226,8 +227,10 @@ HWY_INLINE hn::Vec<D> logits_forward(D d, hn::Vec<D> x, hn::Vec<D> y, hn::Vec<D>
     const auto sp = softplus_part(d, x);
     const auto linear = hn::Mul(hn::Sub(one, y), x);
     hn::Vec<D> loss;
-    if constexpr (kPositive) loss = hn::Add(linear, hn::Mul(hn::Add(hn::Mul(hn::Sub(p, one), y), one), hn::Add(sp, m)));
-    else loss = hn::Add(hn::Add(linear, m), sp);
+    if constexpr (kPositive)
+        loss = hn::Add(linear, hn::Mul(hn::Add(hn::Mul(hn::Sub(p, one), y), one), hn::Add(sp, m)));
+    else
+        loss = hn::Add(hn::Add(linear, m), sp);
     if constexpr (kWeighted) loss = hn::Mul(loss, w);
     return one_nan(d, loss);
 }
@@ -242,8 +245,8 @@ HWY_INLINE hn::Vec<D> times_grad(D d, hn::Vec<D> r, hn::Vec<D> g, hn::Vec<D> w, 
 
 // Gradient w.r.t. self: without posWeight s - y, with it ((t + 1) - y) * s - t, t = p * y.
 template <bool kWeighted, bool kPositive, class D>
-HWY_INLINE hn::Vec<D> logits_backward(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> y, hn::Vec<D> w, hn::Vec<D> p,
-                                      hn::Vec<D> scale) {
+HWY_INLINE hn::Vec<D> logits_backward(D d, hn::Vec<D> g, hn::Vec<D> x, hn::Vec<D> y, hn::Vec<D> w,
+                                      hn::Vec<D> p, hn::Vec<D> scale) {
     const auto s = sigmoid(d, x);
     hn::Vec<D> r;
     if constexpr (kPositive) {

@@ -1,7 +1,9 @@
 // Compiled once per target instruction set; the tile functions dispatch at run time.
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bce_with_logits_tile.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 
@@ -27,7 +29,9 @@ HWY_INLINE void tile_loop(const float* const (&in)[kCount], float* out, size_t n
                           std::index_sequence<I...>) {
     const DF d;
     const size_t lanes = hn::Lanes(d);
-    const auto read = [&](const float* p, size_t i) { return p != nullptr ? hn::LoadU(d, p + i) : hn::Zero(d); };
+    const auto read = [&](const float* p, size_t i) {
+        return p != nullptr ? hn::LoadU(d, p + i) : hn::Zero(d);
+    };
     size_t i = 0;
     for (; i + lanes <= n; i += lanes) hn::StoreU(math(d, read(in[I], i)...), d, out + i);
     if (i == n) return;
@@ -49,11 +53,15 @@ HWY_INLINE void tile(const float* const (&in)[kCount], float* out, int64_t count
 template <class Body>
 HWY_INLINE void with_optional(const float* weight, const float* pos_weight, Body&& body) {
     if (weight != nullptr) {
-        if (pos_weight != nullptr) body(std::true_type{}, std::true_type{});
-        else body(std::true_type{}, std::false_type{});
+        if (pos_weight != nullptr)
+            body(std::true_type{}, std::true_type{});
+        else
+            body(std::true_type{}, std::false_type{});
     } else {
-        if (pos_weight != nullptr) body(std::false_type{}, std::true_type{});
-        else body(std::false_type{}, std::false_type{});
+        if (pos_weight != nullptr)
+            body(std::false_type{}, std::true_type{});
+        else
+            body(std::false_type{}, std::false_type{});
     }
 }
 
@@ -75,19 +83,20 @@ void LogitsBackwardTile(const float* grad, const float* self, const float* targe
         const float* const in[] = {grad, self, target, weight, pos_weight};
         const VF factor = hn::Set(DF(), scale);
         tile(in, out, count, [factor](DF d, VF g, VF x, VF y, VF w, VF p) {
-            return logits_backward<decltype(weighted)::value, decltype(positive)::value>(d, g, x, y, w, p, factor);
+            return logits_backward<decltype(weighted)::value, decltype(positive)::value>(d, g, x, y, w, p,
+                                                                                         factor);
         });
     });
 }
 
-void LogitsTargetBackwardTile(const float* grad, const float* self, const float* weight, const float* pos_weight,
-                              float scale, float* out, int64_t count) {
+void LogitsTargetBackwardTile(const float* grad, const float* self, const float* weight,
+                              const float* pos_weight, float scale, float* out, int64_t count) {
     with_optional(weight, pos_weight, [&](auto weighted, auto positive) {
         const float* const in[] = {grad, self, weight, pos_weight};
         const VF factor = hn::Set(DF(), scale);
         tile(in, out, count, [factor](DF d, VF g, VF x, VF w, VF p) {
             return logits_target_backward<decltype(weighted)::value, decltype(positive)::value>(d, g, x, w, p,
-                                                                                                 factor);
+                                                                                                factor);
         });
     });
 }
@@ -150,7 +159,9 @@ void logits_target_backward_tile(const float* grad, const float* self, const flo
                                  const float* pos_weight, float scale, float* out, int64_t count) {
     HWY_DYNAMIC_DISPATCH(LogitsTargetBackwardTile)(grad, self, weight, pos_weight, scale, out, count);
 }
-void exp_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(ExpTile)(x, out, count); }
+void exp_tile(const float* x, float* out, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(ExpTile)(x, out, count);
+}
 void softplus_part_tile(const float* x, float* out, int64_t count) {
     HWY_DYNAMIC_DISPATCH(SoftplusPartTile)(x, out, count);
 }
@@ -160,8 +171,12 @@ void exp_minus_abs_tile(const float* x, float* out, int64_t count) {
 void log_one_to_two_tile(const float* u, float* out, int64_t count) {
     HWY_DYNAMIC_DISPATCH(LogOneToTwoTile)(u, out, count);
 }
-void log1p_exp_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(Log1pExpTile)(x, out, count); }
-void sigmoid_tile(const float* x, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(SigmoidTile)(x, out, count); }
+void log1p_exp_tile(const float* x, float* out, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(Log1pExpTile)(x, out, count);
+}
+void sigmoid_tile(const float* x, float* out, int64_t count) {
+    HWY_DYNAMIC_DISPATCH(SigmoidTile)(x, out, count);
+}
 
 }  // namespace nnplug::simd
 #endif

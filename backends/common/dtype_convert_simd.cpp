@@ -1,7 +1,9 @@
 // Compiled once per target instruction set; the entry points dispatch at run time.
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "dtype_convert_simd.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 
@@ -54,25 +56,35 @@ void round_through(float* values, size_t count) {
 
 void ConvertToF32(int32_t dtype, const void* source, float* into, int64_t count) {
     const size_t n = static_cast<size_t>(count);
-    if (dtype == NNPLUG_DTYPE_F16) convert_to<NNPLUG_DTYPE_F16>(static_cast<const uint16_t*>(source), into, n);
-    else if (dtype == NNPLUG_DTYPE_BF16) convert_to<NNPLUG_DTYPE_BF16>(static_cast<const uint16_t*>(source), into, n);
-    else std::memcpy(into, source, n * sizeof(float));
+    if (dtype == NNPLUG_DTYPE_F16)
+        convert_to<NNPLUG_DTYPE_F16>(static_cast<const uint16_t*>(source), into, n);
+    else if (dtype == NNPLUG_DTYPE_BF16)
+        convert_to<NNPLUG_DTYPE_BF16>(static_cast<const uint16_t*>(source), into, n);
+    else
+        std::memcpy(into, source, n * sizeof(float));
 }
 
 void ConvertFromF32(int32_t dtype, const float* source, void* into, int64_t count) {
     const size_t n = static_cast<size_t>(count);
-    if (dtype == NNPLUG_DTYPE_F16) convert_from<NNPLUG_DTYPE_F16>(source, static_cast<uint16_t*>(into), n);
-    else if (dtype == NNPLUG_DTYPE_BF16) convert_from<NNPLUG_DTYPE_BF16>(source, static_cast<uint16_t*>(into), n);
-    else std::memcpy(into, source, n * sizeof(float));
+    if (dtype == NNPLUG_DTYPE_F16)
+        convert_from<NNPLUG_DTYPE_F16>(source, static_cast<uint16_t*>(into), n);
+    else if (dtype == NNPLUG_DTYPE_BF16)
+        convert_from<NNPLUG_DTYPE_BF16>(source, static_cast<uint16_t*>(into), n);
+    else
+        std::memcpy(into, source, n * sizeof(float));
 }
 
 void RoundToDtype(int32_t dtype, float* values, int64_t count) {
     const size_t n = static_cast<size_t>(count);
-    if (dtype == NNPLUG_DTYPE_F16) round_through<NNPLUG_DTYPE_F16>(values, n);
-    else if (dtype == NNPLUG_DTYPE_BF16) round_through<NNPLUG_DTYPE_BF16>(values, n);
+    if (dtype == NNPLUG_DTYPE_F16)
+        round_through<NNPLUG_DTYPE_F16>(values, n);
+    else if (dtype == NNPLUG_DTYPE_BF16)
+        round_through<NNPLUG_DTYPE_BF16>(values, n);
 }
 
-const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+const char* TargetName() {
+    return hwy::TargetName(HWY_TARGET);
+}
 
 }  // namespace nnplug::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -94,7 +106,9 @@ void convert_from_f32(int32_t dtype, const float* source, void* into, int64_t co
 void round_to_dtype(int32_t dtype, float* values, int64_t count) {
     HWY_DYNAMIC_DISPATCH(RoundToDtype)(dtype, values, count);
 }
-const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+const char* target_name() {
+    return HWY_DYNAMIC_DISPATCH(TargetName)();
+}
 
 }  // namespace nnplug::simd
 #endif

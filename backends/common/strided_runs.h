@@ -69,16 +69,18 @@ void for_each_run(const nnplug_op_desc& desc, int64_t begin, int64_t end, RunFn&
 
 // The same walk for one operand: run(element_offset, inner_stride, length).
 template <typename RunFn>
-void for_each_run(const nnplug_op_desc& desc, const nnplug_tensor& t, int64_t begin, int64_t end, RunFn&& run) {
+void for_each_run(const nnplug_op_desc& desc, const nnplug_tensor& t, int64_t begin, int64_t end,
+                  RunFn&& run) {
     nnplug_op_desc single = {};
     single.ndim = desc.ndim;
     single.operand_count = 1;
     std::copy(desc.dims, desc.dims + NNPLUG_MAX_DIMS, single.dims);
     single.numel = desc.numel;
     single.operands[0] = t;
-    for_each_run(single, begin, end, [&](const SlotOffsets& offset, const SlotOffsets& inner, int64_t length) {
-        run(offset[0], inner[0], length);
-    });
+    for_each_run(single, begin, end,
+                 [&](const SlotOffsets& offset, const SlotOffsets& inner, int64_t length) {
+                     run(offset[0], inner[0], length);
+                 });
 }
 
 }  // namespace nnplug::common

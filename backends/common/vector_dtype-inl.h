@@ -86,18 +86,24 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> to_bf16_bits(VF v) {
 template <int32_t Dtype, bool Stream>
 HWY_INLINE void store(DF d, VF v, Raw<Dtype>* p) {
     if constexpr (Dtype == NNPLUG_DTYPE_F32) {
-        if constexpr (Stream) hn::Stream(v, d, p);
-        else hn::StoreU(v, d, p);
+        if constexpr (Stream)
+            hn::Stream(v, d, p);
+        else
+            hn::StoreU(v, d, p);
     } else if constexpr (Dtype == NNPLUG_DTYPE_BF16) {
         const hn::Rebind<uint16_t, DF> du16;
-        if constexpr (Stream) hn::Stream(to_bf16_bits(v), du16, p);
-        else hn::StoreU(to_bf16_bits(v), du16, p);
+        if constexpr (Stream)
+            hn::Stream(to_bf16_bits(v), du16, p);
+        else
+            hn::StoreU(to_bf16_bits(v), du16, p);
     } else {
 #if NNPLUG_VECTOR_F16
         const hn::Rebind<hwy::float16_t, DF> dh;
         auto* into = reinterpret_cast<hwy::float16_t*>(p);
-        if constexpr (Stream) hn::Stream(hn::DemoteTo(dh, v), dh, into);
-        else hn::StoreU(hn::DemoteTo(dh, v), dh, into);
+        if constexpr (Stream)
+            hn::Stream(hn::DemoteTo(dh, v), dh, into);
+        else
+            hn::StoreU(hn::DemoteTo(dh, v), dh, into);
 #else
         HWY_ALIGN float lanes[kMaxLanes];
         hn::Store(v, d, lanes);
@@ -109,9 +115,12 @@ HWY_INLINE void store(DF d, VF v, Raw<Dtype>* p) {
 // Whether full vectors of Dtype can be stored non-temporally on this target.
 template <int32_t Dtype>
 constexpr bool can_stream() {
-    if constexpr (Dtype == NNPLUG_DTYPE_F32) return true;
-    else if constexpr (Dtype == NNPLUG_DTYPE_BF16) return NNPLUG_STREAM_16BIT != 0;
-    else return NNPLUG_STREAM_16BIT != 0 && NNPLUG_VECTOR_F16 != 0;
+    if constexpr (Dtype == NNPLUG_DTYPE_F32)
+        return true;
+    else if constexpr (Dtype == NNPLUG_DTYPE_BF16)
+        return NNPLUG_STREAM_16BIT != 0;
+    else
+        return NNPLUG_STREAM_16BIT != 0 && NNPLUG_VECTOR_F16 != 0;
 }
 
 }  // namespace nnplug::simd::HWY_NAMESPACE

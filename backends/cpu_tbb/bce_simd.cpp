@@ -1,8 +1,10 @@
 // The binary cross-entropy math as vector functors, compiled once per target
 // instruction set (foreach_target.h); the kernels at the bottom dispatch at run time.
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bce_simd.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 #include <nnplug/ops/bce_math.h>
@@ -41,9 +43,13 @@ struct BceBackwardMath {
     }
 };
 
-void BceForwardMap(const VectorRun& run, float) { map_run(run, BceForwardMath{}); }
+void BceForwardMap(const VectorRun& run, float) {
+    map_run(run, BceForwardMath{});
+}
 
-double BceForwardSum(const VectorRun& run) { return sum_run(run, BceForwardMath{}); }
+double BceForwardSum(const VectorRun& run) {
+    return sum_run(run, BceForwardMath{});
+}
 
 void BceBackwardMap(const VectorRun& run, float scale) {
     map_run(run, BceBackwardMath{hn::Set(DF(), scale)});
@@ -60,9 +66,15 @@ HWY_EXPORT(BceForwardSum);
 HWY_EXPORT(BceBackwardMap);
 
 namespace {
-void bce_forward_map(const VectorRun& run, float scale) { HWY_DYNAMIC_DISPATCH(BceForwardMap)(run, scale); }
-double bce_forward_sum(const VectorRun& run) { return HWY_DYNAMIC_DISPATCH(BceForwardSum)(run); }
-void bce_backward_map(const VectorRun& run, float scale) { HWY_DYNAMIC_DISPATCH(BceBackwardMap)(run, scale); }
+void bce_forward_map(const VectorRun& run, float scale) {
+    HWY_DYNAMIC_DISPATCH(BceForwardMap)(run, scale);
+}
+double bce_forward_sum(const VectorRun& run) {
+    return HWY_DYNAMIC_DISPATCH(BceForwardSum)(run);
+}
+void bce_backward_map(const VectorRun& run, float scale) {
+    HWY_DYNAMIC_DISPATCH(BceBackwardMap)(run, scale);
+}
 }  // namespace
 
 const VectorKernels& bce_forward_kernels() {

@@ -2,9 +2,11 @@
 // once per target instruction set (foreach_target.h); the kernels at the bottom
 // dispatch at run time. The math is backends/common/bce_with_logits-inl.h, which
 // atlas_emu's tiles evaluate too.
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bce_with_logits_simd.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 
@@ -15,7 +17,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace nnplug::cpu::HWY_NAMESPACE {
 
-constexpr bool present(OperandAccess access) { return access != OperandAccess::kAbsent; }
+constexpr bool present(OperandAccess access) {
+    return access != OperandAccess::kAbsent;
+}
 
 // With their exp and log the ops take 30 to 50 operations per vector: the loops prefetch.
 struct LogitsForwardMath {
@@ -25,7 +29,7 @@ struct LogitsForwardMath {
     template <OperandAccess, OperandAccess, OperandAccess kWeight, OperandAccess kPos>
     HWY_INLINE VF apply(DF d, VF self, VF target, VF weight, VF pos_weight) const {
         return simd::HWY_NAMESPACE::logits_forward<present(kWeight), present(kPos)>(d, self, target, weight,
-                                                                                     pos_weight);
+                                                                                    pos_weight);
     }
 };
 
@@ -36,8 +40,8 @@ struct LogitsBackwardMath {
 
     template <OperandAccess, OperandAccess, OperandAccess, OperandAccess kWeight, OperandAccess kPos>
     HWY_INLINE VF apply(DF d, VF grad, VF self, VF target, VF weight, VF pos_weight) const {
-        return simd::HWY_NAMESPACE::logits_backward<present(kWeight), present(kPos)>(d, grad, self, target, weight,
-                                                                                      pos_weight, scale);
+        return simd::HWY_NAMESPACE::logits_backward<present(kWeight), present(kPos)>(
+            d, grad, self, target, weight, pos_weight, scale);
     }
 };
 
@@ -48,14 +52,18 @@ struct LogitsTargetBackwardMath {
 
     template <OperandAccess, OperandAccess, OperandAccess kWeight, OperandAccess kPos>
     HWY_INLINE VF apply(DF d, VF grad, VF self, VF weight, VF pos_weight) const {
-        return simd::HWY_NAMESPACE::logits_target_backward<present(kWeight), present(kPos)>(d, grad, self, weight,
-                                                                                             pos_weight, scale);
+        return simd::HWY_NAMESPACE::logits_target_backward<present(kWeight), present(kPos)>(
+            d, grad, self, weight, pos_weight, scale);
     }
 };
 
-void LogitsForwardMap(const VectorRun& run, float) { map_run(run, LogitsForwardMath{}); }
+void LogitsForwardMap(const VectorRun& run, float) {
+    map_run(run, LogitsForwardMath{});
+}
 
-double LogitsForwardSum(const VectorRun& run) { return sum_run(run, LogitsForwardMath{}); }
+double LogitsForwardSum(const VectorRun& run) {
+    return sum_run(run, LogitsForwardMath{});
+}
 
 void LogitsBackwardMap(const VectorRun& run, float scale) {
     map_run(run, LogitsBackwardMath{hn::Set(DF(), scale)});
@@ -77,9 +85,15 @@ HWY_EXPORT(LogitsBackwardMap);
 HWY_EXPORT(LogitsTargetBackwardMap);
 
 namespace {
-void forward_map(const VectorRun& run, float scale) { HWY_DYNAMIC_DISPATCH(LogitsForwardMap)(run, scale); }
-double forward_sum(const VectorRun& run) { return HWY_DYNAMIC_DISPATCH(LogitsForwardSum)(run); }
-void backward_map(const VectorRun& run, float scale) { HWY_DYNAMIC_DISPATCH(LogitsBackwardMap)(run, scale); }
+void forward_map(const VectorRun& run, float scale) {
+    HWY_DYNAMIC_DISPATCH(LogitsForwardMap)(run, scale);
+}
+double forward_sum(const VectorRun& run) {
+    return HWY_DYNAMIC_DISPATCH(LogitsForwardSum)(run);
+}
+void backward_map(const VectorRun& run, float scale) {
+    HWY_DYNAMIC_DISPATCH(LogitsBackwardMap)(run, scale);
+}
 void target_backward_map(const VectorRun& run, float scale) {
     HWY_DYNAMIC_DISPATCH(LogitsTargetBackwardMap)(run, scale);
 }

@@ -41,7 +41,9 @@ struct CpuContext {
     std::unordered_set<void*> streams;
 };
 
-CpuContext& as_context(void* ctx) { return *static_cast<CpuContext*>(ctx); }
+CpuContext& as_context(void* ctx) {
+    return *static_cast<CpuContext*>(ctx);
+}
 
 constexpr int kMaxThreads = 4096;
 constexpr long long kMinGrain = 1024;
@@ -77,9 +79,9 @@ nnplug_status create_context(const nnplug_option* options, size_t option_count, 
             threads = value;
         } else if (key == "grain") {
             if (!sdk::parse_integer(text, kMinGrain, LLONG_MAX, value))
-                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "option grain = '" + std::string(text) +
-                                                                  "' is not a whole number >= " +
-                                                                  std::to_string(kMinGrain));
+                return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT,
+                                 "option grain = '" + std::string(text) +
+                                     "' is not a whole number >= " + std::to_string(kMinGrain));
             context->grain = value;
         } else {
             return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, "unknown option '" + key + "'");
@@ -104,7 +106,9 @@ void destroy(void* ctx) {
     delete context;
 }
 
-const char* soc_name(void*) { return "CPU"; }
+const char* soc_name(void*) {
+    return "CPU";
+}
 
 uint32_t dtype_mask(void*) {
     return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
@@ -115,9 +119,10 @@ nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
     return sdk::fenced("cannot allocate device memory", [&] {
         constexpr size_t kAlignment = 64;
         // Checked before rounding up: near SIZE_MAX the rounding would wrap to a tiny block.
-        void* allocated = bytes > SIZE_MAX - kAlignment
-                              ? nullptr
-                              : std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+        void* allocated =
+            bytes > SIZE_MAX - kAlignment
+                ? nullptr
+                : std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
         if (allocated == nullptr)
             return sdk::fail(NNPLUG_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes");
         try {
@@ -178,14 +183,20 @@ nnplug_status stream_destroy(void* ctx, void* stream) {
     });
 }
 
-nnplug_status stream_synchronize(void*, void*) { return NNPLUG_OK; }
+nnplug_status stream_synchronize(void*, void*) {
+    return NNPLUG_OK;
+}
 
 // The system's oneTBB is not built with ThreadSanitizer, which cannot see its hand-offs:
 // a TSan build declares the one the results depend on (every task's writes happen before
 // execute returns). tests/concurrency/tsan_suppressions.txt covers TBB's own.
 #if defined(__SANITIZE_THREAD__)
-void happens_before(void* token) { __tsan_release(token); }
-void happens_after(void* token) { __tsan_acquire(token); }
+void happens_before(void* token) {
+    __tsan_release(token);
+}
+void happens_after(void* token) {
+    __tsan_acquire(token);
+}
 #else
 void happens_before(void*) {}
 void happens_after(void*) {}

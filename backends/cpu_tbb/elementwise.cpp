@@ -79,7 +79,8 @@ void ElementwiseCall::plan_rounding() {
     for (int i = 0; i < operands.input_count; ++i) {
         const int slot = operands.inputs[i].slot;
         round_to_[i] = NNPLUG_DTYPE_F32;
-        if ((operands.rounded_to_promoted & slot_bit(slot)) == 0 || !nnplug_operand_present(&desc_, slot)) continue;
+        if ((operands.rounded_to_promoted & slot_bit(slot)) == 0 || !nnplug_operand_present(&desc_, slot))
+            continue;
         if (promoted != NNPLUG_DTYPE_F32 && desc_.operands[slot].dtype != promoted) {
             round_to_[i] = static_cast<int32_t>(promoted);
             rounds_ = true;
@@ -198,7 +199,9 @@ double ElementwiseCall::compute(int64_t begin, int64_t end) const {
     return sum;
 }
 
-void ElementwiseCall::compute_range(int64_t begin, int64_t end) const { compute(begin, end); }
+void ElementwiseCall::compute_range(int64_t begin, int64_t end) const {
+    compute(begin, end);
+}
 
 double ElementwiseCall::sum_chunk(int64_t chunk) const {
     const int64_t begin = chunk * kReduceChunk;

@@ -14,7 +14,9 @@ namespace nnplug::cpu {
 // operand), one value for every element, or element by element.
 enum class OperandAccess : int32_t { kAbsent = 0, kSplat = 1, kContiguous = 2 };
 
-constexpr uint32_t access_bit(OperandAccess access) { return 1u << static_cast<uint32_t>(access); }
+constexpr uint32_t access_bit(OperandAccess access) {
+    return 1u << static_cast<uint32_t>(access);
+}
 constexpr bool allows(uint32_t accesses, OperandAccess access) {
     return (accesses & access_bit(access)) != 0;
 }
@@ -26,11 +28,13 @@ constexpr uint32_t kAnyAccess = kSplatOrContiguous | access_bit(OperandAccess::k
 
 constexpr int kMaxInputs = NNPLUG_MAX_OPERANDS - 1;
 
-constexpr uint32_t slot_bit(int slot) { return 1u << slot; }
+constexpr uint32_t slot_bit(int slot) {
+    return 1u << slot;
+}
 
 struct InputOperand {
-    int slot;               // in nnplug_op_desc.operands
-    uint32_t vector_access; // the accesses the kernels take in place: one instantiation each
+    int slot;                // in nnplug_op_desc.operands
+    uint32_t vector_access;  // the accesses the kernels take in place: one instantiation each
 };
 
 // The operands of an elementwise op with one output.
@@ -50,7 +54,7 @@ struct VectorRun {
     int64_t length = 0;
     std::array<const void*, NNPLUG_MAX_OPERANDS> input{};
     std::array<OperandAccess, NNPLUG_MAX_OPERANDS> access{};  // kAbsent unless set
-    void* out = nullptr;      // contiguous; unused by sums
+    void* out = nullptr;                                      // contiguous; unused by sums
     bool stream_out = false;  // non-temporal stores: the call is larger than the caches
 };
 

@@ -81,14 +81,19 @@ public:
 private:
     template <OperandAccess Mode>
     static HWY_INLINE float splat_value(const T* p) {
-        if constexpr (Mode == OperandAccess::kSplat) return load_one<Dtype>(p);
-        else return 0.0f;
+        if constexpr (Mode == OperandAccess::kSplat)
+            return load_one<Dtype>(p);
+        else
+            return 0.0f;
     }
     template <OperandAccess Mode>
     static HWY_INLINE VF read(DF d, const T* base, size_t i, float splat) {
-        if constexpr (Mode == OperandAccess::kContiguous) return load<Dtype>(d, base + i);
-        else if constexpr (Mode == OperandAccess::kSplat) return hn::Set(d, splat);
-        else return hn::Zero(d);
+        if constexpr (Mode == OperandAccess::kContiguous)
+            return load<Dtype>(d, base + i);
+        else if constexpr (Mode == OperandAccess::kSplat)
+            return hn::Set(d, splat);
+        else
+            return hn::Zero(d);
     }
     template <OperandAccess Mode>
     static HWY_INLINE void prefetch(const T* base, size_t i) {
@@ -139,9 +144,12 @@ HWY_INLINE void with_access_modes(const VectorRun& run, AccessModes<Chosen...> c
 template <class Body>
 HWY_INLINE void with_dtype(int32_t dtype, Body&& body) {
     switch (dtype) {
-    case NNPLUG_DTYPE_F16: return body(std::integral_constant<int32_t, NNPLUG_DTYPE_F16>{});
-    case NNPLUG_DTYPE_BF16: return body(std::integral_constant<int32_t, NNPLUG_DTYPE_BF16>{});
-    default: return body(std::integral_constant<int32_t, NNPLUG_DTYPE_F32>{});
+        case NNPLUG_DTYPE_F16:
+            return body(std::integral_constant<int32_t, NNPLUG_DTYPE_F16>{});
+        case NNPLUG_DTYPE_BF16:
+            return body(std::integral_constant<int32_t, NNPLUG_DTYPE_BF16>{});
+        default:
+            return body(std::integral_constant<int32_t, NNPLUG_DTYPE_F32>{});
     }
 }
 

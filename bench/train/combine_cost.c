@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     double* gather_times = calloc((size_t)repetitions, sizeof(double));
     double* reduce_times = calloc((size_t)repetitions, sizeof(double));
     if (rank == 0)
-        printf("ranks,total_bytes,allgatherv_seconds,allreduce_seconds,allgatherv_fastest,allreduce_fastest\n");
+        printf(
+            "ranks,total_bytes,allgatherv_seconds,allreduce_seconds,allgatherv_fastest,allreduce_fastest\n");
     for (size_t s = 0; s < sizeof(kSizes) / sizeof(kSizes[0]); ++s) {
         const long total = kSizes[s];
         long offset = 0;
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
         for (int i = -repetitions / 10; i < repetitions; ++i) {
             MPI_Barrier(MPI_COMM_WORLD);
             double start = MPI_Wtime();
-            MPI_Allgatherv(send, counts[rank], MPI_BYTE, receive, counts, displacements, MPI_BYTE, MPI_COMM_WORLD);
+            MPI_Allgatherv(send, counts[rank], MPI_BYTE, receive, counts, displacements, MPI_BYTE,
+                           MPI_COMM_WORLD);
             const double gathered = MPI_Wtime() - start;
             MPI_Barrier(MPI_COMM_WORLD);
             start = MPI_Wtime();
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
             }
         }
         /* The slowest rank's median decides the step. */
-        double local[4] = {median(gather_times, repetitions), median(reduce_times, repetitions), 0, 0}, worst[4];
+        double local[4] = {median(gather_times, repetitions), median(reduce_times, repetitions), 0, 0},
+               worst[4];
         local[2] = gather_times[0]; /* sorted by median() */
         local[3] = reduce_times[0];
         MPI_Reduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -11,12 +11,12 @@
 // nnplug_train's samples/s.
 //
 //   nnplug_shuffled_gather --rows 800000 --features 64 --threads 2 --step-rows 256 4096
-#include <CLI/CLI.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
                 return tbb::parallel_reduce(
                     tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
                     [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(), rows,
-                                                 w.data(), logits.data());
+                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(),
+                                                 rows, w.data(), logits.data());
                     },
                     [](double a, double b) { return a + b; }, tbb::static_partitioner());
             });
@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
                         for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) {
                             const int64_t begin = first + chunk * chunk_rows;
                             sum += gather_rows(data, labels, weights, order.data(), begin,
-                                               std::min(last, begin + chunk_rows), last, w.data(), logits.data());
+                                               std::min(last, begin + chunk_rows), last, w.data(),
+                                               logits.data());
                         }
                         return sum;
                     },
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
         for (int rep = 0; rep < reps; ++rep) {
             const auto start = std::chrono::steady_clock::now();
             checksum += read_epoch(order, 0);
-            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             best = std::max(best, static_cast<double>(rows) / seconds);
         }
         return std::pair<double, double>{best, checksum};
@@ -138,7 +140,8 @@ int main(int argc, char** argv) {
                 const auto drawn = std::chrono::steady_clock::now();
                 best_draw = std::min(best_draw, std::chrono::duration<double>(drawn - start).count());
                 checksum += read_epoch(epoch_order.order(), step_rows);
-                const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                const double seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 best = std::max(best, static_cast<double>(rows) / seconds);
             }
             std::printf("drawn and read in steps of %lld rows/s %.4g (checksum %.6g)\n",

@@ -2,10 +2,10 @@
 // backend the config names: aclnnBinaryCrossEntropyWithLogits / ...WithLogitsBackward on the
 // model's logits (loss: bce_with_logits), or aclnnBinaryCrossEntropy / ...Backward on its
 // sigmoid outputs (loss: bce).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,9 +32,10 @@ std::filesystem::path share_folder() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
-                 "nnplug backend the config selects.",
-                 "nnplug_train"};
+    CLI::App app{
+        "Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
+        "nnplug backend the config selects.",
+        "nnplug_train"};
     const auto share = share_folder();
     std::string config_path = (share / "configs" / "train_cpu.yaml").string();
     std::string backend;
@@ -44,17 +45,20 @@ int main(int argc, char** argv) {
     std::string resume;
     bool resume_requested = false;
     int64_t interrupt_after_batches = 0;
-    app.add_option("-c,--config", config_path, "YAML config: runtime keys and the training settings under 'application:'")
+    app.add_option("-c,--config", config_path,
+                   "YAML config: runtime keys and the training settings under 'application:'")
         ->capture_default_str();
     app.add_option("-b,--backend", backend, "backend to run the loss on (overrides the config's 'backend:')");
     app.add_option("-s,--set", overrides, "override a config key, e.g. --set optimizer.lr=0.01 (repeatable)")
         ->type_name("KEY=VALUE");
-    app.add_option("--synthetic", synthetic, "train on a generated, noisy linearly separable set of N rows, D features")
+    app.add_option("--synthetic", synthetic,
+                   "train on a generated, noisy linearly separable set of N rows, D features")
         ->type_name("N,D");
     app.add_option("-o,--output", output_dir, "output folder (overrides output.dir)");
-    auto* resume_option = app.add_option("--resume", resume, "continue from a checkpoint (default: <output>/checkpoint.bin)")
-                              ->expected(0, 1)
-                              ->type_name("[CHECKPOINT]");
+    auto* resume_option =
+        app.add_option("--resume", resume, "continue from a checkpoint (default: <output>/checkpoint.bin)")
+            ->expected(0, 1)
+            ->type_name("[CHECKPOINT]");
     app.add_option("--interrupt-after-batches", interrupt_after_batches,
                    "stop as on SIGINT after this many batches (checkpoint and exit 130)")
         ->check(CLI::PositiveNumber);

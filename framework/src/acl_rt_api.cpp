@@ -10,7 +10,9 @@ namespace {
 
 // Copy kinds travel as their integer bits (enum_bits), never as the enum: an out-of-range
 // value must be checked, not loaded.
-bool valid_memcpy_kind(int32_t kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEVICE_TO_DEVICE; }
+bool valid_memcpy_kind(int32_t kind) {
+    return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEVICE_TO_DEVICE;
+}
 
 bool reads_device(int32_t kind) {
     return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
@@ -40,8 +42,12 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
 }
 
 // One implicit context per device: the handle is the device number plus one.
-aclrtContext context_of(int32_t device) { return reinterpret_cast<aclrtContext>(static_cast<intptr_t>(device) + 1); }
-int32_t device_of(aclrtContext context) { return static_cast<int32_t>(reinterpret_cast<intptr_t>(context) - 1); }
+aclrtContext context_of(int32_t device) {
+    return reinterpret_cast<aclrtContext>(static_cast<intptr_t>(device) + 1);
+}
+int32_t device_of(aclrtContext context) {
+    return static_cast<int32_t>(reinterpret_cast<intptr_t>(context) - 1);
+}
 
 }  // namespace
 }  // namespace nnplug
@@ -237,10 +243,12 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
         RuntimeLease runtime("aclrtMemcpy");
         if (!runtime) return ACL_ERROR_UNINITIALIZE;
         const int32_t kind_bits = nnplug::enum_bits(kind);
-        if (const aclError error = nnplug::check_copy(*runtime, "aclrtMemcpy", dst, destMax, src, count, kind_bits))
+        if (const aclError error =
+                nnplug::check_copy(*runtime, "aclrtMemcpy", dst, destMax, src, count, kind_bits))
             return error;
         if (count == 0) return ACL_SUCCESS;
-        const nnplug_status status = runtime->device_table().memcpy(runtime->context(), dst, src, count, kind_bits);
+        const nnplug_status status =
+            runtime->device_table().memcpy(runtime->context(), dst, src, count, kind_bits);
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtMemcpy", status);
         return ACL_SUCCESS;
     });
@@ -279,7 +287,8 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
             set_last_error("aclrtMemset: devPtr is null or count {} exceeds maxCount {}", count, maxCount);
             return ACL_ERROR_INVALID_PARAM;
         }
-        if (!runtime->check_on_current_device("aclrtMemset", "devPtr", devPtr)) return ACL_ERROR_INVALID_PARAM;
+        if (!runtime->check_on_current_device("aclrtMemset", "devPtr", devPtr))
+            return ACL_ERROR_INVALID_PARAM;
         if (count == 0) return ACL_SUCCESS;
         const nnplug_status status = runtime->device_table().memset(runtime->context(), devPtr, value, count);
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtMemset", status);

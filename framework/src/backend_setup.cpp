@@ -9,8 +9,8 @@
 
 namespace nnplug {
 
-bool backend_options(const nnplug_plugin& plugin, const RuntimeConfig& config, std::vector<nnplug_option>& pairs,
-                     std::string& error) {
+bool backend_options(const nnplug_plugin& plugin, const RuntimeConfig& config,
+                     std::vector<nnplug_option>& pairs, std::string& error) {
     static const std::vector<BackendOption> kNone;
     const auto section = config.backend_options.find(plugin.name);
     const auto& options = section != config.backend_options.end() ? section->second : kNone;
@@ -28,14 +28,15 @@ bool backend_options(const nnplug_plugin& plugin, const RuntimeConfig& config, s
     // A plugin that declares a log_level option follows the runtime's level unless its
     // own section sets one, so one `log_level:` (or NNPLUG_LOG_LEVEL) governs both.
     const bool declares_log_level = std::find(known.begin(), known.end(), "log_level") != known.end();
-    const bool sets_log_level = std::any_of(options.begin(), options.end(),
-                                            [](const BackendOption& option) { return option.key == "log_level"; });
+    const bool sets_log_level = std::any_of(options.begin(), options.end(), [](const BackendOption& option) {
+        return option.key == "log_level";
+    });
     if (declares_log_level && !sets_log_level) pairs.push_back({"log_level", config.log_level.c_str()});
     return true;
 }
 
-bool create_device_context(const nnplug_plugin& plugin, const std::vector<nnplug_option>& options, int32_t index,
-                           DeviceContext& device, nnplug_status& status, std::string& error) {
+bool create_device_context(const nnplug_plugin& plugin, const std::vector<nnplug_option>& options,
+                           int32_t index, DeviceContext& device, nnplug_status& status, std::string& error) {
     void* context = nullptr;
     status = plugin.create(options.data(), options.size(), index, &context);
     if (status != NNPLUG_OK) {
@@ -48,8 +49,8 @@ bool create_device_context(const nnplug_plugin& plugin, const std::vector<nnplug
     status = plugin.device->stream_create(context, &stream);
     if (status != NNPLUG_OK) {
         const char* reason = plugin.last_error(context);
-        error = fmt::format("backend '{}' cannot create the default stream of device {}: {}", plugin.name, index,
-                            reason != nullptr ? reason : "no reason given");
+        error = fmt::format("backend '{}' cannot create the default stream of device {}: {}", plugin.name,
+                            index, reason != nullptr ? reason : "no reason given");
         plugin.destroy(context);
         return false;
     }
@@ -58,7 +59,8 @@ bool create_device_context(const nnplug_plugin& plugin, const std::vector<nnplug
 }
 
 void destroy_device_context(const nnplug_plugin& plugin, const DeviceContext& device) {
-    if (device.default_stream != nullptr) plugin.device->stream_destroy(device.context, device.default_stream);
+    if (device.default_stream != nullptr)
+        plugin.device->stream_destroy(device.context, device.default_stream);
     plugin.destroy(device.context);
 }
 

@@ -42,10 +42,12 @@ void BroadcastPlan::finish(nnplug_op_desc& desc) {
             mergeable = operands_[o].target->strides[ndim - 1] == operands_[o].strides[k] * shape_[k];
         if (mergeable) {
             desc.dims[ndim - 1] *= shape_[k];
-            for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim - 1] = operands_[o].strides[k];
+            for (size_t o = 0; o < operand_count_; ++o)
+                operands_[o].target->strides[ndim - 1] = operands_[o].strides[k];
         } else {
             desc.dims[ndim] = shape_[k];
-            for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim] = operands_[o].strides[k];
+            for (size_t o = 0; o < operand_count_; ++o)
+                operands_[o].target->strides[ndim] = operands_[o].strides[k];
             ++ndim;
         }
     }

@@ -12,6 +12,8 @@ void set_last_error(std::string message) {
     recent_error = std::move(message);
 }
 
-const char* last_error() { return recent_error.c_str(); }
+const char* last_error() {
+    return recent_error.c_str();
+}
 
 }  // namespace nnplug

@@ -1,7 +1,6 @@
+#include <fmt/format.h>
 #include <nnplug/inventory.h>
 #include <nnplug/plugin.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -33,7 +32,8 @@ std::vector<std::pair<fs::path, std::string>> plugin_files(const std::vector<fs:
             const auto backend = backend_of_file_name(entry.filename().string());
             if (!backend) continue;
             const std::string& name = *backend;
-            const auto earlier = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == name; });
+            const auto earlier =
+                std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == name; });
             if (earlier != first.end()) {
                 files.emplace_back(entry, earlier->second.string());
             } else {
@@ -45,12 +45,14 @@ std::vector<std::pair<fs::path, std::string>> plugin_files(const std::vector<fs:
     return files;
 }
 
-PluginReport describe(const fs::path& file, const RuntimeConfig& config, const std::vector<fs::path>& search_path) {
+PluginReport describe(const fs::path& file, const RuntimeConfig& config,
+                      const std::vector<fs::path>& search_path) {
     PluginReport report;
     report.path = file.string();
     std::string error;
     // By path, so that the trust rules and table checks are exactly aclInit's.
-    auto library = load_backend(fs::absolute(file).string(), search_path, config.allow_insecure_plugins, error);
+    auto library =
+        load_backend(fs::absolute(file).string(), search_path, config.allow_insecure_plugins, error);
     if (!library) {
         report.refused = error;
         return report;
@@ -86,12 +88,14 @@ bool has_op(const nnplug_plugin& plugin, int kind) {
 }
 
 // Where each op's calls go, decided by the same routing aclInit builds.
-void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& search_path, Inventory& inventory) {
+void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& search_path,
+                     Inventory& inventory) {
     std::string error;
     auto primary = load_backend(config.backend, search_path, config.allow_insecure_plugins, error);
     if (!primary) {
         for (int kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind)
-            inventory.routes.push_back({nnplug_op_api_name(kind), config.backend, "the backend cannot load: " + error});
+            inventory.routes.push_back(
+                {nnplug_op_api_name(kind), config.backend, "the backend cannot load: " + error});
         return;
     }
     const OpRouting routing(config, *primary, search_path);
@@ -113,14 +117,16 @@ void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& s
             target.routed != nullptr && (primary->table().device->memory_kind != NNPLUG_MEMORY_HOST ||
                                          target.routed->plugin().device->memory_kind != NNPLUG_MEMORY_HOST);
         if (separate_memory && problem.empty())
-            report.note = fmt::format("every call is refused: the tensors are memory of '{}', and an op runs on "
-                                      "another backend only when both use host memory",
-                                      primary->table().name);
+            report.note = fmt::format(
+                "every call is refused: the tensors are memory of '{}', and an op runs on "
+                "another backend only when both use host memory",
+                primary->table().name);
         else if (!problem.empty())
-            report.note = other_fallback ? fmt::format("{}; its calls go to the fallback '{}'{}", problem,
-                                                       fallback->name,
-                                                       serves(*fallback, kind) ? "" : ", which cannot serve it either")
-                                         : problem + "; its calls fail";
+            report.note =
+                other_fallback
+                    ? fmt::format("{}; its calls go to the fallback '{}'{}", problem, fallback->name,
+                                  serves(*fallback, kind) ? "" : ", which cannot serve it either")
+                    : problem + "; its calls fail";
         else if (other_fallback)
             report.note = fmt::format("calls it refuses go to the fallback '{}'", fallback->name);
         inventory.routes.push_back(std::move(report));
@@ -156,10 +162,11 @@ Inventory take_inventory(const char* config_path) {
     for (const auto& [op, backend] : config.op_backends) references.push_back(backend);
     for (const auto& reference : references) {
         if (reference.find('/') == std::string::npos) continue;
-        const auto listed = std::find_if(inventory.plugins.begin(), inventory.plugins.end(), [&](const auto& p) {
-            std::error_code ignored;
-            return fs::equivalent(p.path, reference, ignored);
-        });
+        const auto listed =
+            std::find_if(inventory.plugins.begin(), inventory.plugins.end(), [&](const auto& p) {
+                std::error_code ignored;
+                return fs::equivalent(p.path, reference, ignored);
+            });
         if (listed == inventory.plugins.end()) {
             PluginReport report = describe(reference, config, search_path);
             report.path = reference;

@@ -1,8 +1,8 @@
 #include "op_planner.h"
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "broadcast_plan.h"
 #include "error_state.h"
@@ -26,15 +26,21 @@ namespace {
 
 std::optional<nnplug_dtype> computable_dtype(aclDataType dtype) {
     switch (dtype) {
-    case ACL_FLOAT: return NNPLUG_DTYPE_F32;
-    case ACL_FLOAT16: return NNPLUG_DTYPE_F16;
-    case ACL_BF16: return NNPLUG_DTYPE_BF16;
-    default: return std::nullopt;
+        case ACL_FLOAT:
+            return NNPLUG_DTYPE_F32;
+        case ACL_FLOAT16:
+            return NNPLUG_DTYPE_F16;
+        case ACL_BF16:
+            return NNPLUG_DTYPE_BF16;
+        default:
+            return std::nullopt;
     }
 }
 
 // PyTorch's promotion for the floating types: equal types stay, anything else is float32.
-aclDataType promote(aclDataType a, aclDataType b) { return a == b ? a : ACL_FLOAT; }
+aclDataType promote(aclDataType a, aclDataType b) {
+    return a == b ? a : ACL_FLOAT;
+}
 
 bool is_floating(aclDataType dtype) {
     return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16 || dtype == ACL_DOUBLE;
@@ -127,8 +133,9 @@ aclnnStatus Planner::check_dtype() {
         const int other = schema_.operands[i].dtype_of;
         if (other < 0 || tensor(i) == nullptr || tensor(other) == nullptr) continue;
         if (tensor(i)->dtype != tensor(other)->dtype) {
-            set_last_error("{}: {} has dtype {} but {} has dtype {}; they must be equal", schema_.api, name(i),
-                           dtype_name(tensor(i)->dtype), name(other), dtype_name(tensor(other)->dtype));
+            set_last_error("{}: {} has dtype {} but {} has dtype {}; they must be equal", schema_.api,
+                           name(i), dtype_name(tensor(i)->dtype), name(other),
+                           dtype_name(tensor(other)->dtype));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -165,8 +172,8 @@ aclnnStatus Planner::check_shape() {
             return ACLNN_ERR_PARAM_INVALID;
         }
         if (shape != self_shape) {
-            set_last_error("{}: {} shape {} must be self's shape {}", schema_.api, spec.name, shape_string(shape),
-                           shape_string(self_shape));
+            set_last_error("{}: {} shape {} must be self's shape {}", schema_.api, spec.name,
+                           shape_string(shape), shape_string(self_shape));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -208,7 +215,8 @@ aclnnStatus Planner::check_attrs() {
 aclDataType Planner::promoted_inputs() const {
     aclDataType promoted = self_->dtype;
     for (size_t i = 0; i < count(); ++i)
-        if (schema_.operands[i].promotes && tensor(i) != nullptr) promoted = promote(promoted, tensor(i)->dtype);
+        if (schema_.operands[i].promotes && tensor(i) != nullptr)
+            promoted = promote(promoted, tensor(i)->dtype);
     return promoted;
 }
 
@@ -236,7 +244,8 @@ ByteRange byte_range(const aclTensor& t) {
     int64_t last = t.offset;
     for (size_t k = 0; k < t.view_dims.size(); ++k) last += (t.view_dims[k] - 1) * t.strides[k];
     const auto base = reinterpret_cast<uintptr_t>(t.data);
-    return {base + static_cast<uintptr_t>(t.offset * size), base + static_cast<uintptr_t>((last + 1) * size - 1)};
+    return {base + static_cast<uintptr_t>(t.offset * size),
+            base + static_cast<uintptr_t>((last + 1) * size - 1)};
 }
 
 // The same elements in the same order: writing one while reading the other is elementwise
@@ -271,9 +280,10 @@ aclnnStatus Planner::check_overlap() {
         if (!schema_.operands[o].output || tensor(o) == nullptr) continue;
         const aclTensor& out = *tensor(o);
         if (may_overlap_itself(out)) {
-            set_last_error("{}: {} has elements that share memory (shape {}, strides {}); an output must not "
-                           "overlap itself",
-                           schema_.api, name(o), shape_string(out.view_dims), shape_string(out.strides));
+            set_last_error(
+                "{}: {} has elements that share memory (shape {}, strides {}); an output must not "
+                "overlap itself",
+                schema_.api, name(o), shape_string(out.view_dims), shape_string(out.strides));
             return ACLNN_ERR_PARAM_INVALID;
         }
         const ByteRange written = byte_range(out);
@@ -282,9 +292,10 @@ aclnnStatus Planner::check_overlap() {
             const ByteRange read = byte_range(*tensor(i));
             if (read.last < written.first || written.last < read.first) continue;
             if (!schema_.operands[i].output && same_view(out, *tensor(i))) continue;
-            set_last_error("{}: {} and {} share memory but are not the same view; an output may only be the "
-                           "exact same view as an input (elementwise in place)",
-                           schema_.api, name(o), name(i));
+            set_last_error(
+                "{}: {} and {} share memory but are not the same view; an output may only be the "
+                "exact same view as an input (elementwise in place)",
+                schema_.api, name(o), name(i));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -306,13 +317,20 @@ aclnnStatus Planner::check_data() {
 
 aclnnStatus Planner::check(Check which) {
     switch (which) {
-    case Check::kNull: return check_null();
-    case Check::kRank: return check_rank();
-    case Check::kDtype: return check_dtype();
-    case Check::kFormat: return check_format();
-    case Check::kShape: return check_shape();
-    case Check::kAttrs: return check_attrs();
-    case Check::kPromotion: return check_promotion();
+        case Check::kNull:
+            return check_null();
+        case Check::kRank:
+            return check_rank();
+        case Check::kDtype:
+            return check_dtype();
+        case Check::kFormat:
+            return check_format();
+        case Check::kShape:
+            return check_shape();
+        case Check::kAttrs:
+            return check_attrs();
+        case Check::kPromotion:
+            return check_promotion();
     }
     return ACLNN_ERR_INNER;
 }
@@ -350,7 +368,8 @@ void Planner::describe(nnplug_op_desc& desc) const {
         operand.dtype = abi_dtype(source->dtype);
         operand.offset = source->offset;
         operand.data = source->data;
-        operand.storage_bytes = source->storage_elements * static_cast<int64_t>(aclDataTypeSize(source->dtype));
+        operand.storage_bytes =
+            source->storage_elements * static_cast<int64_t>(aclDataTypeSize(source->dtype));
     }
     for (size_t a = 0; a < schema_.attrs.size(); ++a) add_attr(desc, schema_.attrs[a].key, call_.attrs[a]);
     // Derived once here, so that no backend re-derives the op's semantics.
@@ -366,7 +385,8 @@ void Planner::describe(nnplug_op_desc& desc) const {
 aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
     // Every later check reads self, so the null check always comes first.
     if (schema_.checks.empty() || schema_.checks.front() != Check::kNull) {
-        set_last_error("{}: internal error: the op's schema does not check for null tensors first", schema_.api);
+        set_last_error("{}: internal error: the op's schema does not check for null tensors first",
+                       schema_.api);
         return ACLNN_ERR_INNER;
     }
     for (const Check which : schema_.checks)
@@ -388,8 +408,8 @@ aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
 
 }  // namespace
 
-aclnnStatus plan_op(const OpSchema& schema, const OpCall& call, const DeviceTraits& device, nnplug_op_desc& desc,
-                    bool& empty_self) {
+aclnnStatus plan_op(const OpSchema& schema, const OpCall& call, const DeviceTraits& device,
+                    nnplug_op_desc& desc, bool& empty_self) {
     return Planner(schema, call, device).run(desc, empty_self);
 }
 

@@ -18,7 +18,7 @@ struct DeviceTraits {
 // Runs the checks; on success fills desc (broadcast-planned and coalesced) and tells
 // whether self is empty (nothing to run). On failure returns the status and leaves
 // one message.
-aclnnStatus plan_op(const OpSchema& schema, const OpCall& call, const DeviceTraits& device, nnplug_op_desc& desc,
-                    bool& empty_self);
+aclnnStatus plan_op(const OpSchema& schema, const OpCall& call, const DeviceTraits& device,
+                    nnplug_op_desc& desc, bool& empty_self);
 
 }  // namespace nnplug

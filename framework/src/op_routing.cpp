@@ -19,7 +19,9 @@ std::filesystem::path real_path(const std::filesystem::path& file) {
 RoutedBackend::RoutedBackend(PluginLibrary library, DeviceContext device)
     : library_(std::move(library)), device_(device) {}
 
-RoutedBackend::~RoutedBackend() { destroy_device_context(plugin(), device_); }
+RoutedBackend::~RoutedBackend() {
+    destroy_device_context(plugin(), device_);
+}
 
 OpRouting::OpRouting(const RuntimeConfig& config, const PluginLibrary& primary,
                      const std::vector<std::filesystem::path>& search_path) {
@@ -33,7 +35,8 @@ OpRouting::OpRouting(const RuntimeConfig& config, const PluginLibrary& primary,
 }
 
 RouteTarget OpRouting::resolve(const std::string& reference, const RuntimeConfig& config,
-                               const PluginLibrary& primary, const std::vector<std::filesystem::path>& search_path) {
+                               const PluginLibrary& primary,
+                               const std::vector<std::filesystem::path>& search_path) {
     for (const auto& [seen, target] : resolved_)
         if (seen == reference) return target;
     RouteTarget target{reference, nullptr, {}};
@@ -75,9 +78,10 @@ RouteTarget OpRouting::resolve(const std::string& reference, const RuntimeConfig
         } else {
             backends_.push_back(std::make_unique<RoutedBackend>(std::move(*library), device));
             target.routed = backends_.back().get();
-            log().info("backend '{}' ({}) loaded for routing from {}", target.name,
-                       target.routed->plugin().description != nullptr ? target.routed->plugin().description : "",
-                       target.routed->file().string());
+            log().info(
+                "backend '{}' ({}) loaded for routing from {}", target.name,
+                target.routed->plugin().description != nullptr ? target.routed->plugin().description : "",
+                target.routed->file().string());
         }
     }
     if (target.routed == nullptr) {

@@ -67,8 +67,8 @@ public:
     void warn_once(const std::string& key, const std::string& message);
 
 private:
-    RouteTarget resolve(const std::string& reference, const RuntimeConfig& config, const PluginLibrary& primary,
-                        const std::vector<std::filesystem::path>& search_path);
+    RouteTarget resolve(const std::string& reference, const RuntimeConfig& config,
+                        const PluginLibrary& primary, const std::vector<std::filesystem::path>& search_path);
 
     std::vector<std::unique_ptr<RoutedBackend>> backends_;
     std::vector<std::pair<std::string, RouteTarget>> resolved_;  // each reference loaded once

@@ -16,17 +16,17 @@ namespace nnplug {
 
 // How an operand's shape relates to the iteration space, which `self` defines.
 enum class ShapeRule : uint8_t {
-    kIteration,          // defines the iteration space (self)
-    kEqualsIteration,    // must have self's shape exactly
+    kIteration,                 // defines the iteration space (self)
+    kEqualsIteration,           // must have self's shape exactly
     kEqualsIterationEvenEmpty,  // the same, and checked even when self is empty
-    kBroadcastsTo,       // broadcasts (NumPy, one-directional) to self's shape
-    kIterationOrReduced  // self's shape, or [] / [1] when the reduction attribute is not none
+    kBroadcastsTo,              // broadcasts (NumPy, one-directional) to self's shape
+    kIterationOrReduced         // self's shape, or [] / [1] when the reduction attribute is not none
 };
 
 struct OperandSpec {
-    const char* name;   // the name every message uses, as the aclnn signature spells it
-    bool output;        // written by the op
-    bool optional;      // may be null (absent): the op's default applies
+    const char* name;  // the name every message uses, as the aclnn signature spells it
+    bool output;       // written by the op
+    bool optional;     // may be null (absent): the op's default applies
     ShapeRule shape;
     bool same_format;   // its format must equal self's
     bool promotes;      // takes part in the inputs' dtype promotion
@@ -42,13 +42,13 @@ struct AttrSpec {
 
 // The first-phase checks; each op lists them in the order its API documents.
 enum class Check : uint8_t {
-    kNull,       // required tensors, workspaceSize and executor not null
-    kRank,       // at most NNPLUG_MAX_DIMS dims
-    kDtype,      // float32/float16/bfloat16, and the device's dtype rule
-    kFormat,     // same_format operands agree with self
-    kShape,      // shape rules (skipped for an empty self)
-    kAttrs,      // attributes within range
-    kPromotion   // the inputs promote to a type castable to every output
+    kNull,      // required tensors, workspaceSize and executor not null
+    kRank,      // at most NNPLUG_MAX_DIMS dims
+    kDtype,     // float32/float16/bfloat16, and the device's dtype rule
+    kFormat,    // same_format operands agree with self
+    kShape,     // shape rules (skipped for an empty self)
+    kAttrs,     // attributes within range
+    kPromotion  // the inputs promote to a type castable to every output
 };
 
 // The arguments of one call, in schema order.
@@ -71,8 +71,8 @@ struct OpSchema {
     // status and leaves the message, like any check.
     aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;
 
-    int self_slot() const;                 // the kIteration operand
-    int attr_index(nnplug_attr_key) const; // -1 when the op has no such attribute
+    int self_slot() const;                  // the kIteration operand
+    int attr_index(nnplug_attr_key) const;  // -1 when the op has no such attribute
 };
 
 }  // namespace nnplug

@@ -115,7 +115,8 @@ private:
 
     bool memory(const void* address, size_t bytes, size_t alignment, const std::string& member) {
         const auto at = reinterpret_cast<uintptr_t>(address);
-        if (at % alignment != 0) return fault(fmt::format("has '{}' at a misaligned address {:#x}", member, at));
+        if (at % alignment != 0)
+            return fault(fmt::format("has '{}' at a misaligned address {:#x}", member, at));
         if (!probe_.readable(address, bytes))
             return fault(fmt::format("has '{}' at {:#x}, which is not readable memory", member, at));
         return true;
@@ -132,7 +133,8 @@ private:
                 if (length == 0)
                     return fault(fmt::format("has '{}' at {:#x}, which is not readable memory", member,
                                              reinterpret_cast<uintptr_t>(value)));
-                return fault(fmt::format("has a '{}' that runs into unreadable memory before its NUL", member));
+                return fault(
+                    fmt::format("has a '{}' that runs into unreadable memory before its NUL", member));
             }
             const size_t rest_of_page = page_size() - reinterpret_cast<uintptr_t>(at) % page_size();
             const size_t span = std::min(rest_of_page, limit + 1 - length);
@@ -142,8 +144,8 @@ private:
             } else {
                 length += span;
                 if (length > limit)
-                    return fault(fmt::format("has a '{}' that is not a NUL-terminated string of at most {} bytes",
-                                             member, limit));
+                    return fault(fmt::format(
+                        "has a '{}' that is not a NUL-terminated string of at most {} bytes", member, limit));
             }
         }
         if (length == 0 && required) return fault(fmt::format("has an empty '{}'", member));
@@ -176,7 +178,8 @@ private:
     // The struct_size of a nested table: at least version 2's layout, at most the limit.
     bool table_size(const std::string& what, uint32_t declared, uint32_t least) {
         if (declared < least)
-            return fault(fmt::format("has {} of {} bytes, smaller than version 2's {}", what, declared, least));
+            return fault(
+                fmt::format("has {} of {} bytes, smaller than version 2's {}", what, declared, least));
         if (declared > kMaxPluginTableBytes)
             return fault(fmt::format("has {} of {} bytes, more than the {} a table may have", what, declared,
                                      kMaxPluginTableBytes));
@@ -186,11 +189,13 @@ private:
     bool options(const nnplug_plugin& table) {
         const size_t count = table.option_count;
         if (count > kMaxPluginOptions)
-            return fault(fmt::format("declares {} options, more than the {} allowed", count, kMaxPluginOptions));
+            return fault(
+                fmt::format("declares {} options, more than the {} allowed", count, kMaxPluginOptions));
         if (count == 0) return true;
         if (table.options == nullptr)
             return fault(fmt::format("declares {} options but has a null 'options'", count));
-        if (!memory(table.options, count * sizeof(nnplug_option_info), alignof(nnplug_option_info), "options"))
+        if (!memory(table.options, count * sizeof(nnplug_option_info), alignof(nnplug_option_info),
+                    "options"))
             return false;
         std::set<std::string_view> keys;
         for (size_t i = 0; i < count; ++i) {
@@ -201,7 +206,8 @@ private:
                 !text(option.default_value, member + ".default_value", kMaxPluginTextBytes, false) ||
                 !text(option.description, member + ".description", kMaxPluginTextBytes, false))
                 return false;
-            if (!keys.insert(option.key).second) return fault(fmt::format("declares option '{}' twice", option.key));
+            if (!keys.insert(option.key).second)
+                return fault(fmt::format("declares option '{}' twice", option.key));
         }
         return true;
     }
@@ -213,9 +219,10 @@ private:
             !memory(device, std::min<size_t>(device->struct_size, sizeof(nnplug_device_i)), 1, "device"))
             return false;
         if (device->memory_kind != NNPLUG_MEMORY_HOST && device->memory_kind != NNPLUG_MEMORY_DEVICE)
-            return fault(fmt::format("has a device table whose memory_kind {} is neither {} (host) nor {} (device)",
-                                     device->memory_kind, static_cast<int>(NNPLUG_MEMORY_HOST),
-                                     static_cast<int>(NNPLUG_MEMORY_DEVICE)));
+            return fault(
+                fmt::format("has a device table whose memory_kind {} is neither {} (host) nor {} (device)",
+                            device->memory_kind, static_cast<int>(NNPLUG_MEMORY_HOST),
+                            static_cast<int>(NNPLUG_MEMORY_DEVICE)));
         const std::pair<const void*, const char*> required[] = {
             {reinterpret_cast<const void*>(device->malloc), "device.malloc"},
             {reinterpret_cast<const void*>(device->free), "device.free"},
@@ -234,7 +241,8 @@ private:
             return fault(fmt::format("declares {} ops, more than the {} allowed", count, kMaxPluginOps));
         if (count == 0) return true;
         if (table.ops == nullptr) return fault(fmt::format("declares {} ops but has a null 'ops'", count));
-        if (!memory(table.ops, count * sizeof(const nnplug_op_i*), alignof(const nnplug_op_i*), "ops")) return false;
+        if (!memory(table.ops, count * sizeof(const nnplug_op_i*), alignof(const nnplug_op_i*), "ops"))
+            return false;
         std::set<int32_t> listed;
         for (size_t i = 0; i < count; ++i) {
             const nnplug_op_i* op = table.ops[i];
@@ -246,10 +254,12 @@ private:
                 !text(op->name, member + ".name", kMaxPluginNameBytes, true))
                 return false;
             if (op->op < 0)
-                return fault(fmt::format("has {} ({}) of op kind {}, which is negative", member, op->name, op->op));
+                return fault(
+                    fmt::format("has {} ({}) of op kind {}, which is negative", member, op->name, op->op));
             if (op->prepare == nullptr || op->launch == nullptr)
                 return fault(fmt::format("has no prepare or launch in {} ({})", member, op->name));
-            if (!listed.insert(op->op).second) return fault(fmt::format("lists op {} ({}) twice", op->op, op->name));
+            if (!listed.insert(op->op).second)
+                return fault(fmt::format("lists op {} ({}) twice", op->op, op->name));
         }
         return true;
     }
@@ -293,8 +303,8 @@ std::optional<PluginLibrary> PluginLibrary::load(const std::filesystem::path& fi
     }
     if (reinterpret_cast<uintptr_t>(table) % alignof(nnplug_plugin) != 0 ||
         !probe.readable(table, sizeof(TableHeader))) {
-        error = fmt::format("'{}': its entry symbol returned {:#x}, which is not a readable table", file.string(),
-                            reinterpret_cast<uintptr_t>(table));
+        error = fmt::format("'{}': its entry symbol returned {:#x}, which is not a readable table",
+                            file.string(), reinterpret_cast<uintptr_t>(table));
         return std::nullopt;
     }
     TableHeader header;
@@ -309,8 +319,8 @@ std::optional<PluginLibrary> PluginLibrary::load(const std::filesystem::path& fi
     // Read as "at least this big": a newer plugin may append members this runtime ignores.
     const uint32_t least = size_through(&nnplug_plugin::op_count);
     if (header.struct_size < least) {
-        error = fmt::format("'{}' declares a plugin table of {} bytes, smaller than version {}'s {}", file.string(),
-                            header.struct_size, NNPLUG_PLUGIN_ABI_VERSION, least);
+        error = fmt::format("'{}' declares a plugin table of {} bytes, smaller than version {}'s {}",
+                            file.string(), header.struct_size, NNPLUG_PLUGIN_ABI_VERSION, least);
         return std::nullopt;
     }
     if (header.struct_size > kMaxPluginTableBytes) {
@@ -319,8 +329,8 @@ std::optional<PluginLibrary> PluginLibrary::load(const std::filesystem::path& fi
         return std::nullopt;
     }
     if (!probe.readable(table, std::min<size_t>(header.struct_size, sizeof(nnplug_plugin)))) {
-        error = fmt::format("'{}': its plugin table of {} bytes at {:#x} is not readable memory", file.string(),
-                            header.struct_size, reinterpret_cast<uintptr_t>(table));
+        error = fmt::format("'{}': its plugin table of {} bytes at {:#x} is not readable memory",
+                            file.string(), header.struct_size, reinterpret_cast<uintptr_t>(table));
         return std::nullopt;
     }
     TableCheck check(probe);

@@ -2,9 +2,9 @@
 #pragma once
 
 #define BOOST_DLL_USE_STD_FS
-#include <boost/dll/shared_library.hpp>
 #include <nnplug/plugin.h>
 
+#include <boost/dll/shared_library.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>

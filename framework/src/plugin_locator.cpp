@@ -19,7 +19,9 @@ namespace {
 constexpr const char* kPrefix = "libnnplug_";
 constexpr const char* kSuffix = ".so";
 
-std::string mode_text(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
+std::string mode_text(mode_t mode) {
+    return fmt::format("{:04o}", mode & 07777);
+}
 
 // The rule for the plugin file and the folder holding it: owned by root or by us, and
 // writable by nobody else, so that only they could have put code there.
@@ -41,7 +43,8 @@ std::string stat_fault(const std::string& what, const std::filesystem::path& pat
 // A plugin name is a file name part, never a way out of the folder it is looked up in.
 bool safe_name(const std::string& name) {
     return !name.empty() && name.find("..") == std::string::npos && name.find('\\') == std::string::npos &&
-           std::none_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+           std::none_of(name.begin(), name.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20; });
 }
 
 // Why `file`, found in `folder`, must not be loaded, or an empty string when it may be;
@@ -51,7 +54,8 @@ std::string trust_fault(const std::filesystem::path& file, const std::filesystem
                         std::filesystem::path& real_file) {
     std::error_code failure;
     const auto real_folder = std::filesystem::canonical(folder, failure);
-    if (failure) return fmt::format("its folder '{}' cannot be resolved: {}", folder.string(), failure.message());
+    if (failure)
+        return fmt::format("its folder '{}' cannot be resolved: {}", folder.string(), failure.message());
     real_file = std::filesystem::canonical(file, failure);
     if (failure) {
         real_file = file;
@@ -76,17 +80,19 @@ std::string trust_fault(const std::filesystem::path& file, const std::filesystem
         ancestor = ancestor.parent_path();
         if (auto fault = stat_fault("the folder", ancestor, status); !fault.empty()) return fault;
         if ((status.st_mode & S_IWOTH) != 0 && (status.st_mode & S_ISVTX) == 0)
-            return fmt::format("the folder '{}' above it is writable by others without the sticky bit (mode {})",
-                               ancestor.string(), mode_text(status.st_mode));
+            return fmt::format(
+                "the folder '{}' above it is writable by others without the sticky bit (mode {})",
+                ancestor.string(), mode_text(status.st_mode));
     }
     return {};
 }
 }  // namespace
 
-std::string plugin_file_name(const std::string& backend) { return kPrefix + backend + kSuffix; }
+std::string plugin_file_name(const std::string& backend) {
+    return kPrefix + backend + kSuffix;
+}
 
-std::vector<std::filesystem::path> plugin_search_path(
-    const std::vector<std::filesystem::path>& configured) {
+std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::filesystem::path>& configured) {
     std::vector<std::filesystem::path> path = configured;
     if (const char* from_environment = std::getenv("NNPLUG_PLUGIN_PATH")) {
         std::string list = from_environment;
@@ -140,9 +146,10 @@ std::optional<PluginLibrary> load_backend(const std::string& name,
         folder = std::filesystem::absolute(file).parent_path();
     } else {
         if (!safe_name(name)) {
-            error = fmt::format("backend name '{}' refused: a plugin name holds no '..', backslash or control "
-                                "character (a path to a file holds a '/')",
-                                name);
+            error = fmt::format(
+                "backend name '{}' refused: a plugin name holds no '..', backslash or control "
+                "character (a path to a file holds a '/')",
+                name);
             return std::nullopt;
         }
         for (const auto& candidate_folder : search_path) {
@@ -158,8 +165,8 @@ std::optional<PluginLibrary> load_backend(const std::string& name,
             for (const auto& each : search_path) folders.push_back(each.string());
             const auto names = available_backends(search_path);
             error = fmt::format("backend '{}' not found{}: no {} in [{}]; available: [{}]", name,
-                                did_you_mean(name, names), plugin_file_name(name),
-                                fmt::join(folders, ", "), fmt::join(names, ", "));
+                                did_you_mean(name, names), plugin_file_name(name), fmt::join(folders, ", "),
+                                fmt::join(names, ", "));
             return std::nullopt;
         }
     }

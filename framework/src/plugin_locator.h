@@ -18,8 +18,7 @@ std::optional<std::string> backend_of_file_name(const std::string& file_name);
 
 // The search path, in order: the config's plugin_paths, $NNPLUG_PLUGIN_PATH
 // (colon-separated), then the plugin folder of this installation.
-std::vector<std::filesystem::path> plugin_search_path(
-    const std::vector<std::filesystem::path>& configured);
+std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::filesystem::path>& configured);
 
 // The names of the backends found on the search path.
 std::vector<std::string> available_backends(const std::vector<std::filesystem::path>& search_path);

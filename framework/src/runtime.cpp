@@ -23,30 +23,45 @@ std::atomic<uint64_t> runtime_generations{0};
 
 aclError acl_error_from(nnplug_status status) {
     switch (status) {
-    case NNPLUG_OK: return ACL_SUCCESS;
-    case NNPLUG_ERR_INVALID_ARGUMENT: return ACL_ERROR_INVALID_PARAM;
-    case NNPLUG_ERR_UNSUPPORTED: return ACL_ERROR_FAILURE;
-    case NNPLUG_ERR_OUT_OF_MEMORY: return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    case NNPLUG_ERR_BAD_HANDLE: return ACL_ERROR_INVALID_PARAM;  // the runtime checks streams itself
-    case NNPLUG_ERR_KERNEL: return ACL_ERROR_RT_FAILURE;
-    default: return ACL_ERROR_INTERNAL_ERROR;
+        case NNPLUG_OK:
+            return ACL_SUCCESS;
+        case NNPLUG_ERR_INVALID_ARGUMENT:
+            return ACL_ERROR_INVALID_PARAM;
+        case NNPLUG_ERR_UNSUPPORTED:
+            return ACL_ERROR_FAILURE;
+        case NNPLUG_ERR_OUT_OF_MEMORY:
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        case NNPLUG_ERR_BAD_HANDLE:
+            return ACL_ERROR_INVALID_PARAM;  // the runtime checks streams itself
+        case NNPLUG_ERR_KERNEL:
+            return ACL_ERROR_RT_FAILURE;
+        default:
+            return ACL_ERROR_INTERNAL_ERROR;
     }
 }
 
 aclnnStatus aclnn_status_from(nnplug_status status) {
     switch (status) {
-    case NNPLUG_OK: return ACLNN_SUCCESS;
-    case NNPLUG_ERR_INVALID_ARGUMENT:
-    case NNPLUG_ERR_UNSUPPORTED: return ACLNN_ERR_PARAM_INVALID;
-    case NNPLUG_ERR_INTERNAL: return ACLNN_ERR_INNER;
-    default: return ACLNN_ERR_RUNTIME_ERROR;
+        case NNPLUG_OK:
+            return ACLNN_SUCCESS;
+        case NNPLUG_ERR_INVALID_ARGUMENT:
+        case NNPLUG_ERR_UNSUPPORTED:
+            return ACLNN_ERR_PARAM_INVALID;
+        case NNPLUG_ERR_INTERNAL:
+            return ACLNN_ERR_INNER;
+        default:
+            return ACLNN_ERR_RUNTIME_ERROR;
     }
 }
 
 Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<DeviceContext> devices,
                  std::unique_ptr<OpRouting> routing)
-    : config_(std::move(config)), library_(std::move(library)), devices_(std::move(devices)),
-      routing_(std::move(routing)), generation_(++runtime_generations), allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
+    : config_(std::move(config)),
+      library_(std::move(library)),
+      devices_(std::move(devices)),
+      routing_(std::move(routing)),
+      generation_(++runtime_generations),
+      allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
 
 Runtime::~Runtime() {
     const auto& device = device_table();
@@ -77,7 +92,9 @@ aclError Runtime::check_device_id(const char* api, int32_t device) const {
     return ACL_SUCCESS;
 }
 
-void Runtime::set_current_device(int32_t device) { thread_device = {generation_, device}; }
+void Runtime::set_current_device(int32_t device) {
+    thread_device = {generation_, device};
+}
 
 aclError Runtime::fail_from_backend(const char* api, nnplug_status status) {
     const char* reason = plugin().last_error(context());
@@ -119,9 +136,10 @@ aclError Runtime::destroy_stream(aclrtStream stream) {
         std::lock_guard lock(streams_mutex_);
         const auto found = stream == nullptr ? streams_.end() : streams_.find(stream);
         if (found == streams_.end()) {
-            set_last_error("aclrtDestroyStream: stream {} was not created by aclrtCreateStream or is "
-                           "already destroyed",
-                           stream);
+            set_last_error(
+                "aclrtDestroyStream: stream {} was not created by aclrtCreateStream or is "
+                "already destroyed",
+                stream);
             return ACL_ERROR_INVALID_RESOURCE_HANDLE;
         }
         device = found->second;
@@ -192,8 +210,8 @@ bool Runtime::check_on_current_device(const char* api, const char* what, const v
     const int32_t owner = owner_of(pointer);
     const int32_t current = current_device();
     if (owner < 0 || owner == current) return true;
-    set_last_error("{}: {} {} is memory of device {}, but device {} is current (aclrtSetDevice)", api, what, pointer,
-                   owner, current);
+    set_last_error("{}: {} {} is memory of device {}, but device {} is current (aclrtSetDevice)", api, what,
+                   pointer, owner, current);
     return false;
 }
 
@@ -242,9 +260,10 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
     std::lock_guard lock(executors_mutex_);
     if (live_executors_.count(executor) == 0) {
         if (consumed_executors_.count(executor) != 0 || running_executors_.count(executor) != 0)
-            set_last_error("{}: executor {} was consumed by its one run; make it repeatable with "
-                           "aclSetAclOpExecutorRepeatable to run it again",
-                           api, static_cast<void*>(executor));
+            set_last_error(
+                "{}: executor {} was consumed by its one run; make it repeatable with "
+                "aclSetAclOpExecutorRepeatable to run it again",
+                api, static_cast<void*>(executor));
         else
             set_last_error("{}: executor {} is not a live executor (never created, or destroyed)", api,
                            static_cast<void*>(executor));
@@ -264,7 +283,8 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
 }
 
 void Runtime::release_plan(aclOpExecutor& executor) {
-    if (executor.plan != nullptr && executor.op->release != nullptr) executor.op->release(executor.context, executor.plan);
+    if (executor.plan != nullptr && executor.op->release != nullptr)
+        executor.op->release(executor.context, executor.plan);
     executor.plan = nullptr;
 }
 
@@ -272,9 +292,10 @@ aclnnStatus Runtime::claim(const char* api, aclOpExecutor* executor) {
     std::lock_guard lock(executors_mutex_);
     if (executor->repeatable) return ACLNN_SUCCESS;
     if (live_executors_.erase(executor) == 0) {
-        set_last_error("{}: executor {} was consumed by its one run; make it repeatable with "
-                       "aclSetAclOpExecutorRepeatable to run it again",
-                       api, static_cast<void*>(executor));
+        set_last_error(
+            "{}: executor {} was consumed by its one run; make it repeatable with "
+            "aclSetAclOpExecutorRepeatable to run it again",
+            api, static_cast<void*>(executor));
         return ACLNN_ERR_PARAM_INVALID;
     }
     running_executors_.insert(executor);

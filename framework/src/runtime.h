@@ -29,14 +29,14 @@
 struct aclOpExecutor {
     nnplug_op_desc desc{};
     const nnplug_op_i* op = nullptr;
-    void* plan = nullptr;           // the backend's; released once, at consumption or destruction
-    void* context = nullptr;        // the context op and plan belong to
+    void* plan = nullptr;                     // the backend's; released once, at consumption or destruction
+    void* context = nullptr;                  // the context op and plan belong to
     nnplug::RoutedBackend* routed = nullptr;  // the backend the op is routed to; null: the device's
-    int32_t device = 0;             // the device current when it was made
-    const char* api = "";           // the second-phase entry point that may run it
+    int32_t device = 0;                       // the device current when it was made
+    const char* api = "";                     // the second-phase entry point that may run it
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
-    bool nothing_to_run = false;    // an empty self
+    bool nothing_to_run = false;        // an empty self
     int32_t empty_reduction_slot = -1;  // with an empty self, the reduced output the run still writes
 };
 

@@ -21,8 +21,9 @@ namespace {
 
 // Keys of the top level. `application` belongs to the host program (for example the
 // training example's settings) and is not read by the runtime.
-const std::vector<std::string> kTopLevelKeys = {"backend", "ops", "fallback", "log_level", "plugin_paths",
-                                                "allow_insecure_plugins", "backends", "application"};
+const std::vector<std::string> kTopLevelKeys = {"backend",   "ops",          "fallback",
+                                                "log_level", "plugin_paths", "allow_insecure_plugins",
+                                                "backends",  "application"};
 
 // Thrown inside this file only, turned into a ConfigError at the boundary.
 struct ParseFailure {
@@ -48,7 +49,8 @@ void refuse_repeated_keys(const std::string& file, const YAML::Node& mapping, co
         const auto [first, fresh] = seen.emplace(key, entry.first.Mark());
         if (!fresh)
             throw ParseFailure{fmt::format("{}: key '{}{}' appears twice (first at line {})",
-                                           where(file, entry.first.Mark()), prefix, key, first->second.line + 1)};
+                                           where(file, entry.first.Mark()), prefix, key,
+                                           first->second.line + 1)};
     }
 }
 
@@ -86,7 +88,8 @@ void read_op_routes(const std::string& file, const std::filesystem::path& folder
                     RuntimeConfig& config) {
     if (ops.IsNull()) return;
     if (!ops.IsMap())
-        throw ParseFailure{fmt::format("{}: key 'ops' must map aclnn op names to backends", where(file, ops.Mark()))};
+        throw ParseFailure{
+            fmt::format("{}: key 'ops' must map aclnn op names to backends", where(file, ops.Mark()))};
     refuse_repeated_keys(file, ops, "ops.");
     std::vector<std::string> known;
     for (int kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind) known.emplace_back(nnplug_op_api_name(kind));
@@ -106,8 +109,8 @@ void read_op_routes(const std::string& file, const std::filesystem::path& folder
 void read_document(const std::string& file, const YAML::Node& root, RuntimeConfig& config) {
     if (root.IsNull()) return;  // an empty file keeps every default
     if (!root.IsMap())
-        throw ParseFailure{fmt::format("{}: the top level must be a mapping of keys to values",
-                                       where(file, root.Mark()))};
+        throw ParseFailure{
+            fmt::format("{}: the top level must be a mapping of keys to values", where(file, root.Mark()))};
     refuse_repeated_keys(file, root, "");
     const auto folder = std::filesystem::absolute(file).parent_path();
     for (const auto& entry : root) {
@@ -116,7 +119,8 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
         if (key == "backend") {
             const std::string backend = scalar(file, value, key);
             if (backend.empty())
-                throw ParseFailure{fmt::format("{}: key 'backend' names no backend", where(file, value.Mark()))};
+                throw ParseFailure{
+                    fmt::format("{}: key 'backend' names no backend", where(file, value.Mark()))};
             config.backend = backend_reference(folder, backend);
         } else if (key == "ops") {
             read_op_routes(file, folder, value, config);
@@ -151,8 +155,8 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
         } else if (key == "application") {
             // the host program's own section
         } else {
-            throw ParseFailure{fmt::format("{}: unknown key '{}'{}", where(file, entry.first.Mark()),
-                                           key, did_you_mean(key, kTopLevelKeys))};
+            throw ParseFailure{fmt::format("{}: unknown key '{}'{}", where(file, entry.first.Mark()), key,
+                                           did_you_mean(key, kTopLevelKeys))};
         }
     }
 }
@@ -174,8 +178,8 @@ bool load_runtime_config(const std::filesystem::path& path, RuntimeConfig& confi
         error = {ACL_ERROR_PARSE_FILE, "aclInit: " + failure.message};
         return false;
     } catch (const YAML::Exception& exception) {
-        error = {ACL_ERROR_PARSE_FILE, fmt::format("aclInit: {}: malformed YAML: {}",
-                                                   where(file, exception.mark), exception.msg)};
+        error = {ACL_ERROR_PARSE_FILE,
+                 fmt::format("aclInit: {}: malformed YAML: {}", where(file, exception.mark), exception.msg)};
         return false;
     }
     config = std::move(parsed);
@@ -192,7 +196,8 @@ const char* environment(const char* name) {
 // Which file to read: the argument, $NNPLUG_CONFIG, the installed default, or none.
 std::optional<std::filesystem::path> config_file(const char* argument) {
     if (argument != nullptr && *argument != '\0') return std::filesystem::path(argument);
-    if (const char* from_environment = environment("NNPLUG_CONFIG")) return std::filesystem::path(from_environment);
+    if (const char* from_environment = environment("NNPLUG_CONFIG"))
+        return std::filesystem::path(from_environment);
     const auto bundled = bundled_default_config();
     if (std::filesystem::exists(bundled)) return bundled;
     return std::nullopt;
@@ -209,9 +214,10 @@ bool load_effective_config(const char* argument, RuntimeConfig& config, ConfigEr
     if (const char* insecure = environment("NNPLUG_ALLOW_INSECURE_PLUGINS")) {
         const std::string_view value = insecure;
         if (value != "1" && value != "0" && value != "true" && value != "false") {
-            error = {ACL_ERROR_INVALID_PARAM,
-                     fmt::format("aclInit: NNPLUG_ALLOW_INSECURE_PLUGINS is '{}'; expected 1, 0, true or false",
-                                 value)};
+            error = {
+                ACL_ERROR_INVALID_PARAM,
+                fmt::format("aclInit: NNPLUG_ALLOW_INSECURE_PLUGINS is '{}'; expected 1, 0, true or false",
+                            value)};
             return false;
         }
         effective.allow_insecure_plugins = value == "1" || value == "true";

@@ -18,10 +18,11 @@ struct BackendOption {
 
 struct RuntimeConfig {
     std::string source = "<built-in default>";
-    std::string backend = "cpu_tbb";  // a name, or a path (it holds a '/') made absolute against the file's folder
+    std::string backend =
+        "cpu_tbb";  // a name, or a path (it holds a '/') made absolute against the file's folder
     std::string log_level = "warn";
     std::vector<std::filesystem::path> plugin_paths;  // made absolute against the file's folder
-    bool allow_insecure_plugins = false;               // skip the ownership and permission checks
+    bool allow_insecure_plugins = false;              // skip the ownership and permission checks
     std::map<std::string, std::vector<BackendOption>> backend_options;
     // Per-op routing: an op's aclnn name -> the backend that runs it instead of `backend`
     // (a name or a path, like `backend`).
@@ -39,8 +40,7 @@ struct ConfigError {
 // Reads and checks a config file. Returns false and fills error on a missing file
 // (ACL_ERROR_INVALID_FILE) or on bad YAML, an unknown key or a bad value
 // (ACL_ERROR_PARSE_FILE, with file, line, column and key in the message).
-bool load_runtime_config(const std::filesystem::path& file, RuntimeConfig& config,
-                         ConfigError& error);
+bool load_runtime_config(const std::filesystem::path& file, RuntimeConfig& config, ConfigError& error);
 
 // The config aclInit(argument) runs with: the file named by argument, else $NNPLUG_CONFIG,
 // else the installed default.yaml, else the built-in defaults; then NNPLUG_BACKEND,

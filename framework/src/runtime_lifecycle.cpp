@@ -13,7 +13,7 @@
 namespace nnplug {
 namespace {
 
-std::shared_mutex runtime_mutex;   // shared by API calls, exclusive for aclInit/aclFinalize
+std::shared_mutex runtime_mutex;  // shared by API calls, exclusive for aclInit/aclFinalize
 // Set while aclFinalize waits for the lock: new calls are turned away instead of joining
 // the readers, which would otherwise keep the writer waiting for as long as they call.
 std::atomic<bool> finalizing{false};
@@ -77,22 +77,26 @@ aclError initialize(const char* config_path) {
     // Device 0 first: it tells how many devices the backend drives with these options.
     CreatedDevices created{plugin, {}};
     if (const aclError status = create_device(plugin, pairs, 0, config, created)) return status;
-    const uint32_t count = plugin.device_count != nullptr ? plugin.device_count(created.devices[0].context) : 1;
+    const uint32_t count =
+        plugin.device_count != nullptr ? plugin.device_count(created.devices[0].context) : 1;
     if (count == 0 || count > kMaxDevices) {
-        set_last_error("aclInit: backend '{}' reports {} devices; expected 1 to {}", plugin.name, count, kMaxDevices);
+        set_last_error("aclInit: backend '{}' reports {} devices; expected 1 to {}", plugin.name, count,
+                       kMaxDevices);
         return ACL_ERROR_FAILURE;
     }
     for (uint32_t index = 1; index < count; ++index)
-        if (const aclError status = create_device(plugin, pairs, static_cast<int32_t>(index), config, created))
+        if (const aclError status =
+                create_device(plugin, pairs, static_cast<int32_t>(index), config, created))
             return status;
     // description is optional, and a null from a plugin must not fail the whole aclInit here
     const char* soc = plugin.soc_name(created.devices[0].context);
     log().info("backend '{}' ({}, SoC {}, {} device(s)) from {}; config {}", plugin.name,
-               plugin.description != nullptr ? plugin.description : "no description", soc != nullptr ? soc : "?",
-               count, library->file().string(), config.source);
+               plugin.description != nullptr ? plugin.description : "no description",
+               soc != nullptr ? soc : "?", count, library->file().string(), config.source);
     // The backends ops are routed to: one that cannot serve is reported and left out.
     auto routing = std::make_unique<OpRouting>(config, *library, search_path);
-    runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release(), std::move(routing));
+    runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release(),
+                                        std::move(routing));
     return ACL_SUCCESS;
 }
 
@@ -139,6 +143,8 @@ aclError aclFinalize(void) {
     });
 }
 
-const char* aclGetRecentErrMsg(void) { return nnplug::last_error(); }
+const char* aclGetRecentErrMsg(void) {
+    return nnplug::last_error();
+}
 
 }  // extern "C"

@@ -58,63 +58,98 @@ TensorRegistry& registry() {
 // Bytes per element of a dtype given as an integer (0: no fixed size).
 size_t dtype_size(int32_t dtype) {
     switch (dtype) {
-    case ACL_BOOL:
-    case ACL_INT8:
-    case ACL_UINT8: return 1;
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_INT16:
-    case ACL_UINT16: return 2;
-    case ACL_FLOAT:
-    case ACL_INT32:
-    case ACL_UINT32: return 4;
-    case ACL_DOUBLE:
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 0;
+        case ACL_BOOL:
+        case ACL_INT8:
+        case ACL_UINT8:
+            return 1;
+        case ACL_FLOAT16:
+        case ACL_BF16:
+        case ACL_INT16:
+        case ACL_UINT16:
+            return 2;
+        case ACL_FLOAT:
+        case ACL_INT32:
+        case ACL_UINT32:
+            return 4;
+        case ACL_DOUBLE:
+        case ACL_INT64:
+        case ACL_UINT64:
+        case ACL_COMPLEX64:
+            return 8;
+        case ACL_COMPLEX128:
+            return 16;
+        default:
+            return 0;
     }
 }
 
-bool known_format(int32_t format) { return format >= ACL_FORMAT_UNDEFINED && format <= ACL_FORMAT_FRACTAL_Z; }
+bool known_format(int32_t format) {
+    return format >= ACL_FORMAT_UNDEFINED && format <= ACL_FORMAT_FRACTAL_Z;
+}
 
 }  // namespace
 
-bool tensor_is_live(const aclTensor* tensor) { return registry().contains(tensor); }
+bool tensor_is_live(const aclTensor* tensor) {
+    return registry().contains(tensor);
+}
 
-std::string shape_string(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
+std::string shape_string(const std::vector<int64_t>& dims) {
+    return fmt::format("[{}]", fmt::join(dims, ","));
+}
 
 const char* dtype_name(aclDataType dtype) {
     switch (dtype) {
-    case ACL_FLOAT: return "float32";
-    case ACL_FLOAT16: return "float16";
-    case ACL_INT8: return "int8";
-    case ACL_INT32: return "int32";
-    case ACL_UINT8: return "uint8";
-    case ACL_INT16: return "int16";
-    case ACL_UINT16: return "uint16";
-    case ACL_UINT32: return "uint32";
-    case ACL_INT64: return "int64";
-    case ACL_UINT64: return "uint64";
-    case ACL_DOUBLE: return "float64";
-    case ACL_BOOL: return "bool";
-    case ACL_STRING: return "string";
-    case ACL_COMPLEX64: return "complex64";
-    case ACL_COMPLEX128: return "complex128";
-    case ACL_BF16: return "bfloat16";
-    default: return "undefined";
+        case ACL_FLOAT:
+            return "float32";
+        case ACL_FLOAT16:
+            return "float16";
+        case ACL_INT8:
+            return "int8";
+        case ACL_INT32:
+            return "int32";
+        case ACL_UINT8:
+            return "uint8";
+        case ACL_INT16:
+            return "int16";
+        case ACL_UINT16:
+            return "uint16";
+        case ACL_UINT32:
+            return "uint32";
+        case ACL_INT64:
+            return "int64";
+        case ACL_UINT64:
+            return "uint64";
+        case ACL_DOUBLE:
+            return "float64";
+        case ACL_BOOL:
+            return "bool";
+        case ACL_STRING:
+            return "string";
+        case ACL_COMPLEX64:
+            return "complex64";
+        case ACL_COMPLEX128:
+            return "complex128";
+        case ACL_BF16:
+            return "bfloat16";
+        default:
+            return "undefined";
     }
 }
 
 const char* format_name(aclFormat format) {
     switch (format) {
-    case ACL_FORMAT_NCHW: return "NCHW";
-    case ACL_FORMAT_NHWC: return "NHWC";
-    case ACL_FORMAT_ND: return "ND";
-    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
-    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
-    default: return "UNDEFINED";
+        case ACL_FORMAT_NCHW:
+            return "NCHW";
+        case ACL_FORMAT_NHWC:
+            return "NHWC";
+        case ACL_FORMAT_ND:
+            return "ND";
+        case ACL_FORMAT_NC1HWC0:
+            return "NC1HWC0";
+        case ACL_FORMAT_FRACTAL_Z:
+            return "FRACTAL_Z";
+        default:
+            return "UNDEFINED";
     }
 }
 
@@ -122,7 +157,9 @@ const char* format_name(aclFormat format) {
 
 extern "C" {
 
-size_t aclDataTypeSize(aclDataType dataType) { return nnplug::dtype_size(nnplug::enum_bits(dataType)); }
+size_t aclDataTypeSize(aclDataType dataType) {
+    return nnplug::dtype_size(nnplug::enum_bits(dataType));
+}
 
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                            const int64_t* stride, int64_t offset, aclFormat format,
@@ -131,8 +168,8 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     constexpr const char* api = "aclCreateTensor";
     constexpr uint64_t kMaxRank = 64;  // the ops accept 8; more is refused there, with a message
     if (viewDimsNum > kMaxRank || storageDimsNum > kMaxRank) {
-        set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", api,
-                       viewDimsNum, storageDimsNum, kMaxRank);
+        set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", api, viewDimsNum,
+                       storageDimsNum, kMaxRank);
         return nullptr;
     }
     if ((viewDimsNum > 0 && (viewDims == nullptr || stride == nullptr)) ||
@@ -159,8 +196,8 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     int64_t view_count = 1, storage_count = 1, last_index = offset;
     for (uint64_t i = 0; i < viewDimsNum; ++i) {
         if (view[i] < 0 || strides[i] < 0) {
-            set_last_error("{}: dimension {} has size {} and stride {}; neither may be negative", api,
-                           i, view[i], strides[i]);
+            set_last_error("{}: dimension {} has size {} and stride {}; neither may be negative", api, i,
+                           view[i], strides[i]);
             return nullptr;
         }
         int64_t reach = view[i] == 0 ? 0 : view[i] - 1;
@@ -184,10 +221,11 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
         return nullptr;
     }
     if (view_count > 0 && last_index >= storage_count) {
-        set_last_error("{}: view {} with strides {} and offset {} reaches element {}, past storage {} "
-                       "of {} elements",
-                       api, nnplug::shape_string(view), nnplug::shape_string(strides), offset, last_index,
-                       nnplug::shape_string(storage), storage_count);
+        set_last_error(
+            "{}: view {} with strides {} and offset {} reaches element {}, past storage {} "
+            "of {} elements",
+            api, nnplug::shape_string(view), nnplug::shape_string(strides), offset, last_index,
+            nnplug::shape_string(storage), storage_count);
         return nullptr;
     }
     auto* tensor = new (std::nothrow) aclTensor;
@@ -216,9 +254,10 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
 aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
     if (tensor == nullptr) return ACLNN_SUCCESS;  // as free(NULL)
     if (!nnplug::registry().remove(tensor)) {
-        nnplug::set_last_error("aclDestroyTensor: {} is not a live tensor (destroyed already, or not made by "
-                               "aclCreateTensor)",
-                               static_cast<const void*>(tensor));
+        nnplug::set_last_error(
+            "aclDestroyTensor: {} is not a live tensor (destroyed already, or not made by "
+            "aclCreateTensor)",
+            static_cast<const void*>(tensor));
         return ACLNN_ERR_PARAM_INVALID;
     }
     delete tensor;

@@ -1,12 +1,11 @@
 #include "two_phase.h"
 
 #include <fmt/format.h>
+#include <nnplug/plugin_support.h>
 
 #include <cstdio>
 #include <memory>
 #include <new>
-
-#include <nnplug/plugin_support.h>
 
 #include "op_planner.h"
 #include "runtime.h"
@@ -21,7 +20,8 @@ const nnplug_op_i* find_op(const nnplug_plugin& plugin, nnplug_op_kind kind) {
 }
 
 // Device pointers of one device used while another is current are refused, never used.
-aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc) {
+aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema,
+                                  const nnplug_op_desc& desc) {
     if (!runtime.tracks_memory_owners()) return ACLNN_SUCCESS;
     for (int slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& operand = desc.operands[slot];
@@ -50,7 +50,7 @@ const void* empty_reduction_bits(int64_t reduction, int32_t dtype) {
     static const uint16_t kNanF16 = 0x7e00u;
     static const uint16_t kNanBf16 = 0x7fc0u;
     if (reduction != NNPLUG_REDUCTION_MEAN) return &kZero;
-    return dtype == NNPLUG_DTYPE_F16 ? static_cast<const void*>(&kNanF16)
+    return dtype == NNPLUG_DTYPE_F16    ? static_cast<const void*>(&kNanF16)
            : dtype == NNPLUG_DTYPE_BF16 ? static_cast<const void*>(&kNanBf16)
                                         : static_cast<const void*>(&kNanF32);
 }
@@ -64,12 +64,13 @@ aclnnStatus write_empty_reduction(Runtime& runtime, const aclOpExecutor& executo
     const nnplug_device_i& device = runtime.device_table();
     nnplug_status status;
     if (device.memcpy_async != nullptr) {
-        status = device.memcpy_async(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE,
-                                     stream);
+        status = device.memcpy_async(runtime.context(), destination, source, bytes,
+                                     NNPLUG_MEMCPY_HOST_TO_DEVICE, stream);
     } else {
         status = device.stream_synchronize(runtime.context(), stream);
         if (status == NNPLUG_OK)
-            status = device.memcpy(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE);
+            status =
+                device.memcpy(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE);
     }
     if (status != NNPLUG_OK) {
         runtime.fail_from_backend(executor.api, status);
@@ -95,7 +96,8 @@ Candidate candidate_of(Runtime& runtime, const RouteTarget& target) {
 enum class Outcome { kPrepared, kRefused, kFailed };
 
 Outcome try_backend(Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc, bool nothing_to_run,
-                    const RouteTarget& target, aclOpExecutor& created, aclnnStatus& status, std::string& reason) {
+                    const RouteTarget& target, aclOpExecutor& created, aclnnStatus& status,
+                    std::string& reason) {
     if (!target.unavailable.empty()) {
         reason = fmt::format("backend '{}' is not available: {}", target.name, target.unavailable);
         status = ACLNN_ERR_RUNTIME_ERROR;
@@ -106,11 +108,12 @@ Outcome try_backend(Runtime& runtime, const OpSchema& schema, const nnplug_op_de
     // both keep device memory in host memory.
     if (backend.routed != nullptr && (runtime.device_table().memory_kind != NNPLUG_MEMORY_HOST ||
                                       backend.plugin->device->memory_kind != NNPLUG_MEMORY_HOST)) {
-        set_last_error("{}: routed to backend '{}', but the tensors are memory of backend '{}', and {} keeps its "
-                       "own device memory; an op runs on another backend only when both use host memory",
-                       schema.api, backend.plugin->name, runtime.plugin().name,
-                       runtime.device_table().memory_kind != NNPLUG_MEMORY_HOST ? runtime.plugin().name
-                                                                                : backend.plugin->name);
+        set_last_error(
+            "{}: routed to backend '{}', but the tensors are memory of backend '{}', and {} keeps its "
+            "own device memory; an op runs on another backend only when both use host memory",
+            schema.api, backend.plugin->name, runtime.plugin().name,
+            runtime.device_table().memory_kind != NNPLUG_MEMORY_HOST ? runtime.plugin().name
+                                                                     : backend.plugin->name);
         status = ACLNN_ERR_PARAM_INVALID;
         return Outcome::kFailed;
     }
@@ -130,13 +133,15 @@ Outcome try_backend(Runtime& runtime, const OpSchema& schema, const nnplug_op_de
         if (supported != NNPLUG_OK) {
             const char* text = backend.plugin->last_error(backend.context);
             const bool named = refused >= 0 && static_cast<size_t>(refused) < schema.operands.size();
-            reason = fmt::format("{}{}{}", named ? schema.operands[refused].name : "", named ? " " : "",
-                                 text && *text ? text : fmt::format("refused by backend '{}'", backend.plugin->name));
+            reason = fmt::format(
+                "{}{}{}", named ? schema.operands[refused].name : "", named ? " " : "",
+                text && *text ? text : fmt::format("refused by backend '{}'", backend.plugin->name));
             status = aclnn_status_from(supported);
             return Outcome::kRefused;
         }
     }
-    const nnplug_status prepared = op->prepare(backend.context, &desc, &created.plan, &created.workspace_bytes);
+    const nnplug_status prepared =
+        op->prepare(backend.context, &desc, &created.plan, &created.workspace_bytes);
     if (prepared != NNPLUG_OK) {
         const char* text = backend.plugin->last_error(backend.context);
         set_last_error("{}: {}", schema.api, text && *text ? text : "the backend failed without a message");
@@ -170,10 +175,11 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
     const RouteTarget* fallback = routing.fallback();
     if (outcome == Outcome::kRefused && fallback != nullptr && fallback->name != target.name) {
         routing.warn_once(fmt::format("{}\n{}", schema.api, reason),
-                          fmt::format("{}: {}; its calls like this one go to the fallback backend '{}'", schema.api,
-                                      reason, fallback->name));
+                          fmt::format("{}: {}; its calls like this one go to the fallback backend '{}'",
+                                      schema.api, reason, fallback->name));
         std::string fallback_reason;
-        outcome = try_backend(runtime, schema, desc, nothing_to_run, *fallback, *created, status, fallback_reason);
+        outcome =
+            try_backend(runtime, schema, desc, nothing_to_run, *fallback, *created, status, fallback_reason);
         if (outcome == Outcome::kRefused)
             reason = fmt::format("{}; the fallback {}", reason, fallback_reason);
     }
@@ -196,10 +202,10 @@ aclnnStatus launch_routed(Runtime& runtime, const char* api, aclOpExecutor& exec
     }
     RoutedBackend& backend = *executor.routed;
     std::lock_guard lock(backend.launch_mutex());
-    nnplug_status status =
-        executor.op->launch(backend.context(), executor.plan, &executor.desc, workspace, workspace_size,
-                            backend.stream());
-    if (status == NNPLUG_OK) status = backend.plugin().device->stream_synchronize(backend.context(), backend.stream());
+    nnplug_status status = executor.op->launch(backend.context(), executor.plan, &executor.desc, workspace,
+                                               workspace_size, backend.stream());
+    if (status == NNPLUG_OK)
+        status = backend.plugin().device->stream_synchronize(backend.context(), backend.stream());
     if (status == NNPLUG_OK) return ACLNN_SUCCESS;
     const char* reason = backend.plugin().last_error(backend.context());
     set_last_error("{}: backend '{}': {}", api, backend.plugin().name,
@@ -238,7 +244,8 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
                                                           workspace, workspace_size, resolved);
         if (status != NNPLUG_OK) {
             runtime->fail_from_backend(api, status);
-            result = status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
+            result =
+                status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
         }
     }
     runtime->finish_run(executor);
@@ -254,13 +261,15 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
         RuntimeLease runtime(schema.api);
         if (!runtime) return ACLNN_ERR_RUNTIME_ERROR;
         if (workspace_size == nullptr || executor == nullptr) {
-            set_last_error("{}: {} is null", schema.api, workspace_size == nullptr ? "workspaceSize" : "executor");
+            set_last_error("{}: {} is null", schema.api,
+                           workspace_size == nullptr ? "workspaceSize" : "executor");
             return ACLNN_ERR_PARAM_NULLPTR;
         }
         if (tensors.size() != schema.operands.size() || attrs.size() != schema.attrs.size()) {
-            set_last_error("{}: internal error: the entry point passes {} tensors and {} attributes, its schema "
-                           "has {} and {}",
-                           schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
+            set_last_error(
+                "{}: internal error: the entry point passes {} tensors and {} attributes, its schema "
+                "has {} and {}",
+                schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
             return ACLNN_ERR_INNER;
         }
         // The dtype and SoC rules are those of the backend the op is routed to.

@@ -8,8 +8,8 @@
 namespace nnplug {
 namespace {
 
-constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE, NNPLUG_REDUCTION_SUM,
-                                 "0 (none), 1 (mean) or 2 (sum)"};
+constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
+                                 NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
 
 // Both ops check in this order: null, rank, dtype (and the SoC's rule), format, shape,
 // reduction, promotion.
@@ -51,9 +51,11 @@ const OpSchema kBackward = {
 extern "C" {
 
 aclnnStatus aclnnBinaryCrossEntropyGetWorkspaceSize(const aclTensor* self, const aclTensor* target,
-                                                    const aclTensor* weight, int64_t reduction, aclTensor* out,
-                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
-    return nnplug::first_phase(nnplug::kForward, {self, target, weight, out}, {reduction}, workspaceSize, executor);
+                                                    const aclTensor* weight, int64_t reduction,
+                                                    aclTensor* out, uint64_t* workspaceSize,
+                                                    aclOpExecutor** executor) {
+    return nnplug::first_phase(nnplug::kForward, {self, target, weight, out}, {reduction}, workspaceSize,
+                               executor);
 }
 
 aclnnStatus aclnnBinaryCrossEntropy(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
@@ -61,13 +63,14 @@ aclnnStatus aclnnBinaryCrossEntropy(void* workspace, uint64_t workspaceSize, acl
     return nnplug::second_phase(nnplug::kForward, workspace, workspaceSize, executor, stream);
 }
 
-aclnnStatus aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
-                                                            const aclTensor* target,
-                                                            const aclTensor* weightOptional, int64_t reduction,
-                                                            aclTensor* out, uint64_t* workspaceSize,
+aclnnStatus aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(const aclTensor* gradOutput,
+                                                            const aclTensor* self, const aclTensor* target,
+                                                            const aclTensor* weightOptional,
+                                                            int64_t reduction, aclTensor* out,
+                                                            uint64_t* workspaceSize,
                                                             aclOpExecutor** executor) {
-    return nnplug::first_phase(nnplug::kBackward, {gradOutput, self, target, weightOptional, out}, {reduction},
-                               workspaceSize, executor);
+    return nnplug::first_phase(nnplug::kBackward, {gradOutput, self, target, weightOptional, out},
+                               {reduction}, workspaceSize, executor);
 }
 
 aclnnStatus aclnnBinaryCrossEntropyBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,

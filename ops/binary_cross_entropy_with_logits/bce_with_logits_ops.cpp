@@ -9,8 +9,8 @@
 namespace nnplug {
 namespace {
 
-constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE, NNPLUG_REDUCTION_SUM,
-                                 "0 (none), 1 (mean) or 2 (sum)"};
+constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
+                                 NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
 
 // Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
 // as self, takes part in promotion, the slot whose dtype it must equal.
@@ -59,10 +59,11 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* outpu
 }
 
 const OpSchema kForward = forward_schema();
-const OpSchema kBackward = backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD,
-                                           "aclnnBinaryCrossEntropyWithLogitsBackward", "out");
-const OpSchema kTargetBackward = backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD,
-                                                 "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget");
+const OpSchema kBackward =
+    backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsBackward", "out");
+const OpSchema kTargetBackward =
+    backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD,
+                    "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget");
 
 }  // namespace
 }  // namespace nnplug
@@ -73,23 +74,24 @@ aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(const aclTensor* s
                                                               const aclTensor* weightOptional,
                                                               const aclTensor* posWeightOptional,
                                                               int64_t reduction, aclTensor* out,
-                                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
+                                                              uint64_t* workspaceSize,
+                                                              aclOpExecutor** executor) {
     return nnplug::first_phase(nnplug::kForward, {self, target, weightOptional, posWeightOptional, out},
                                {reduction}, workspaceSize, executor);
 }
 
-aclnnStatus aclnnBinaryCrossEntropyWithLogits(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
-                                              aclrtStream stream) {
+aclnnStatus aclnnBinaryCrossEntropyWithLogits(void* workspace, uint64_t workspaceSize,
+                                              aclOpExecutor* executor, aclrtStream stream) {
     return nnplug::second_phase(nnplug::kForward, workspace, workspaceSize, executor, stream);
 }
 
 aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weightOptional,
-    const aclTensor* posWeightOptional, int64_t reduction, aclTensor* out, uint64_t* workspaceSize,
-    aclOpExecutor** executor) {
+    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target,
+    const aclTensor* weightOptional, const aclTensor* posWeightOptional, int64_t reduction, aclTensor* out,
+    uint64_t* workspaceSize, aclOpExecutor** executor) {
     return nnplug::first_phase(nnplug::kBackward,
-                               {gradOutput, self, target, weightOptional, posWeightOptional, out}, {reduction},
-                               workspaceSize, executor);
+                               {gradOutput, self, target, weightOptional, posWeightOptional, out},
+                               {reduction}, workspaceSize, executor);
 }
 
 aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackward(void* workspace, uint64_t workspaceSize,
@@ -98,9 +100,9 @@ aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackward(void* workspace, uint64_t 
 }
 
 aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weightOptional,
-    const aclTensor* posWeightOptional, int64_t reduction, aclTensor* gradTarget, uint64_t* workspaceSize,
-    aclOpExecutor** executor) {
+    const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target,
+    const aclTensor* weightOptional, const aclTensor* posWeightOptional, int64_t reduction,
+    aclTensor* gradTarget, uint64_t* workspaceSize, aclOpExecutor** executor) {
     return nnplug::first_phase(nnplug::kTargetBackward,
                                {gradOutput, self, target, weightOptional, posWeightOptional, gradTarget},
                                {reduction}, workspaceSize, executor);

@@ -5,8 +5,8 @@
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 #include <nnplug/ops/bce_math.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -24,9 +24,13 @@ using nnplug::test::DeviceTensor;
 using nnplug::test::ScopedEnvironment;
 using nnplug::test::TempFolder;
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
-bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool mentions(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 std::string emu_config(const std::string& options) {
     return "backend: atlas_emu\nbackends:\n  atlas_emu:\n" + options;
@@ -46,12 +50,15 @@ class SmallDeviceMemory : public AtlasEmuTest {
 
 TEST_F(SmallDeviceMemory, RunningOutIsMemoryAllocationErrorAndFreeingGivesItBack) {
     void* too_big = nullptr;
-    EXPECT_EQ(aclrtMalloc(&too_big, size_t{100} << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
-    EXPECT_TRUE(mentions(message(), "aclrtMalloc: cannot allocate 104857600 bytes of device memory")) << message();
+    EXPECT_EQ(aclrtMalloc(&too_big, size_t{100} << 20, ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_ERROR_RT_MEMORY_ALLOCATION);
+    EXPECT_TRUE(mentions(message(), "aclrtMalloc: cannot allocate 104857600 bytes of device memory"))
+        << message();
     void* first = nullptr;
     void* second = nullptr;
     ASSERT_EQ(aclrtMalloc(&first, size_t{40} << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS) << message();
-    EXPECT_EQ(aclrtMalloc(&second, size_t{40} << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+    EXPECT_EQ(aclrtMalloc(&second, size_t{40} << 20, ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_ERROR_RT_MEMORY_ALLOCATION);
     EXPECT_TRUE(mentions(message(), "of 67108864 bytes are free")) << message();
     ASSERT_EQ(aclrtFree(first), ACL_SUCCESS);
     ASSERT_EQ(aclrtMalloc(&second, size_t{40} << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS) << message();
@@ -101,10 +108,12 @@ TEST_F(AtlasEmuTest, CopiesCheckEachSideAgainstTheKind) {
     EXPECT_TRUE(mentions(message(), "is device memory, yet kind ACL_MEMCPY_DEVICE_TO_HOST needs host memory"))
         << message();
     EXPECT_EQ(aclrtMemcpy(back.data(), 32, device, 32, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM);
-    EXPECT_EQ(aclrtMemcpy(back.data(), 32, host.data(), 32, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(back.data(), 32, host.data(), 32, ACL_MEMCPY_DEVICE_TO_DEVICE),
+              ACL_ERROR_INVALID_PARAM);
     // Running past the block is caught too.
     std::vector<float> large(64);
-    EXPECT_EQ(aclrtMemcpy(device, 256, large.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(device, 256, large.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE),
+              ACL_ERROR_INVALID_PARAM);
     EXPECT_TRUE(mentions(message(), "are not inside one live aclrtMalloc block")) << message();
     EXPECT_EQ(aclrtMemcpyAsync(host.data(), 32, device, 32, ACL_MEMCPY_HOST_TO_DEVICE, nullptr),
               ACL_ERROR_INVALID_PARAM);
@@ -124,8 +133,8 @@ TEST_F(AtlasEmuTest, CopiesCheckEachSideAgainstTheKind) {
 TEST_F(AtlasEmuTest, HostPointerInATensorIsRefusedAtTheFirstPhase) {
     std::vector<float> host_self(6, 0.3f);
     const std::vector<int64_t> shape = {2, 3}, strides = {3, 1};
-    aclTensor* self = aclCreateTensor(shape.data(), 2, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 2,
-                                      host_self.data());
+    aclTensor* self = aclCreateTensor(shape.data(), 2, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND,
+                                      shape.data(), 2, host_self.data());
     ASSERT_NE(self, nullptr);
     DeviceTensor grad(std::vector<float>(6, 1.0f), shape), target(std::vector<float>(6, 0.5f), shape);
     DeviceTensor out(std::vector<float>(6, 0.0f), shape);
@@ -135,8 +144,9 @@ TEST_F(AtlasEmuTest, HostPointerInATensorIsRefusedAtTheFirstPhase) {
                                                               &executor),
               ACLNN_ERR_PARAM_INVALID);
     EXPECT_TRUE(mentions(message(), "aclnnBinaryCrossEntropyBackward: self data")) << message();
-    EXPECT_TRUE(mentions(message(), "is host memory, not device memory: allocate it with aclrtMalloc and copy the "
-                                    "data in with aclrtMemcpy"))
+    EXPECT_TRUE(mentions(message(),
+                         "is host memory, not device memory: allocate it with aclrtMalloc and copy the "
+                         "data in with aclrtMemcpy"))
         << message();
     aclDestroyTensor(self);
 }
@@ -147,7 +157,8 @@ TEST_F(AtlasEmuTest, FreedDeviceMemoryInATensorIsRefused) {
     void* freed = nullptr;
     ASSERT_EQ(aclrtMalloc(&freed, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     ASSERT_EQ(aclrtFree(freed), ACL_SUCCESS);
-    aclTensor* out = aclCreateTensor(shape.data(), 1, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 1, freed);
+    aclTensor* out =
+        aclCreateTensor(shape.data(), 1, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 1, freed);
     ASSERT_NE(out, nullptr) << message();
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
@@ -169,7 +180,8 @@ TEST_F(AtlasEmuTest, HostWorkspaceIsRefusedAtTheSecondPhase) {
     std::vector<uint8_t> host(workspace);
     EXPECT_EQ(aclnnBinaryCrossEntropy(host.data(), workspace, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
     EXPECT_TRUE(mentions(message(), "aclnnBinaryCrossEntropy: workspace ")) << message();
-    EXPECT_TRUE(mentions(message(), "is not " + std::to_string(workspace) + " bytes of device memory from aclrtMalloc"))
+    EXPECT_TRUE(mentions(message(),
+                         "is not " + std::to_string(workspace) + " bytes of device memory from aclrtMalloc"))
         << message();
     aclDestroyAclOpExecutor(executor);
 }
@@ -181,7 +193,9 @@ struct SocCase {
 
 class SocDtypeRule : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<SocCase> {
 protected:
-    std::string config_text() const override { return emu_config(std::string("    soc: ") + GetParam().soc + "\n"); }
+    std::string config_text() const override {
+        return emu_config(std::string("    soc: ") + GetParam().soc + "\n");
+    }
 };
 
 TEST_P(SocDtypeRule, Bfloat16IsRefusedAtTheFirstPhaseWhereTheSocLacksIt) {
@@ -194,7 +208,8 @@ TEST_P(SocDtypeRule, Bfloat16IsRefusedAtTheFirstPhaseWhereTheSocLacksIt) {
         EXPECT_EQ(status, ACLNN_SUCCESS) << message();
     } else {
         EXPECT_EQ(status, ACLNN_ERR_PARAM_INVALID);
-        EXPECT_TRUE(mentions(message(), std::string("which SoC ") + GetParam().soc + " does not support")) << message();
+        EXPECT_TRUE(mentions(message(), std::string("which SoC ") + GetParam().soc + " does not support"))
+            << message();
         EXPECT_TRUE(mentions(message(), "bfloat16")) << message();
     }
     // float16 runs everywhere.
@@ -211,13 +226,17 @@ INSTANTIATE_TEST_SUITE_P(Socs, SocDtypeRule,
 
 TEST(AtlasEmuOptions, BadOptionsAreRefusedAtInit) {
     TempFolder folder;
-    EXPECT_EQ(aclInit(folder.write("a.yaml", emu_config("    soc: Ascend920\n")).c_str()), ACL_ERROR_INVALID_PARAM);
-    EXPECT_TRUE(mentions(message(), "option soc = 'Ascend920' is not an emulated SoC; choose one of Ascend910 "
-                                    "Ascend910B Ascend310P"))
+    EXPECT_EQ(aclInit(folder.write("a.yaml", emu_config("    soc: Ascend920\n")).c_str()),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(mentions(message(),
+                         "option soc = 'Ascend920' is not an emulated SoC; choose one of Ascend910 "
+                         "Ascend910B Ascend310P"))
         << message();
-    EXPECT_EQ(aclInit(folder.write("b.yaml", emu_config("    ub_kib: lots\n")).c_str()), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclInit(folder.write("b.yaml", emu_config("    ub_kib: lots\n")).c_str()),
+              ACL_ERROR_INVALID_PARAM);
     EXPECT_TRUE(mentions(message(), "option ub_kib = 'lots' is not a whole number")) << message();
-    EXPECT_EQ(aclInit(folder.write("c.yaml", emu_config("    tile_element: 64\n")).c_str()), ACL_ERROR_PARSE_FILE);
+    EXPECT_EQ(aclInit(folder.write("c.yaml", emu_config("    tile_element: 64\n")).c_str()),
+              ACL_ERROR_PARSE_FILE);
     EXPECT_TRUE(mentions(message(), "did you mean 'tile_elements'")) << message();
     EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE) << "nothing was initialized";
 }
@@ -240,15 +259,17 @@ Problem random_problem(int64_t count, uint32_t seed) {
     return p;
 }
 
-float expected_backward(const Problem& p, size_t i) { return nnplug::bce_backward(p.grad[i], 1.0f, p.self[i], p.target[i], 1.0f); }
+float expected_backward(const Problem& p, size_t i) {
+    return nnplug::bce_backward(p.grad[i], 1.0f, p.self[i], p.target[i], 1.0f);
+}
 
 // Launches a backward without synchronizing; returns the second phase's status.
-aclnnStatus launch_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target, aclTensor* out,
-                            aclrtStream stream) {
+aclnnStatus launch_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target,
+                            aclTensor* out, aclrtStream stream) {
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
-    const aclnnStatus first =
-        aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(grad, self, target, nullptr, 0, out, &workspace, &executor);
+    const aclnnStatus first = aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(grad, self, target, nullptr, 0,
+                                                                              out, &workspace, &executor);
     if (first != ACLNN_SUCCESS) return first;
     EXPECT_EQ(workspace, 0u) << "contiguous operands need no staging";
     return aclnnBinaryCrossEntropyBackward(nullptr, 0, executor, stream);
@@ -260,13 +281,16 @@ class OversizedTiles : public AtlasEmuTest {
 
 TEST_F(OversizedTiles, UnifiedBufferOverflowIsAKernelErrorAtSynchronize) {
     const Problem p = random_problem(1000, 1);
-    DeviceTensor g(p.grad, {1000}), s(p.self, {1000}), t(p.target, {1000}), out(std::vector<float>(1000), {1000});
-    ASSERT_EQ(launch_backward(g, s, t, out, nullptr), ACLNN_SUCCESS) << "the launch only enqueues: " << message();
+    DeviceTensor g(p.grad, {1000}), s(p.self, {1000}), t(p.target, {1000}),
+        out(std::vector<float>(1000), {1000});
+    ASSERT_EQ(launch_backward(g, s, t, out, nullptr), ACLNN_SUCCESS)
+        << "the launch only enqueues: " << message();
     ASSERT_EQ(launch_backward(g, s, t, out, nullptr), ACLNN_SUCCESS) << message();
     EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_ERROR_RT_FAILURE);
     // float32 backward without weight: 2 slots x (3 inputs + out) x 4 bytes per element.
-    EXPECT_TRUE(mentions(message(), "aclrtSynchronizeStream: aclnnBinaryCrossEntropyBackward: kernel used 3200000 "
-                                    "bytes of Unified Buffer, Ascend910B has 196608"))
+    EXPECT_TRUE(mentions(message(),
+                         "aclrtSynchronizeStream: aclnnBinaryCrossEntropyBackward: kernel used 3200000 "
+                         "bytes of Unified Buffer, Ascend910B has 196608"))
         << message();
     EXPECT_TRUE(mentions(message(), "1 later task(s) on this stream were skipped")) << message();
     EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS) << "the error is reported once";
@@ -274,16 +298,20 @@ TEST_F(OversizedTiles, UnifiedBufferOverflowIsAKernelErrorAtSynchronize) {
 
 class MisalignedTiles : public AtlasEmuTest {
     // 100 float32 elements are 400 bytes: the second slot starts off the 32-byte grid.
-    std::string options() const override { return "    soc: Ascend910B\n    vector_cores: 1\n    tile_elements: 100\n"; }
+    std::string options() const override {
+        return "    soc: Ascend910B\n    vector_cores: 1\n    tile_elements: 100\n";
+    }
 };
 
 TEST_F(MisalignedTiles, UnalignedDataCopyIsAKernelErrorAtSynchronize) {
     const Problem p = random_problem(1000, 2);
-    DeviceTensor g(p.grad, {1000}), s(p.self, {1000}), t(p.target, {1000}), out(std::vector<float>(1000), {1000});
+    DeviceTensor g(p.grad, {1000}), s(p.self, {1000}), t(p.target, {1000}),
+        out(std::vector<float>(1000), {1000});
     ASSERT_EQ(launch_backward(g, s, t, out, nullptr), ACLNN_SUCCESS) << message();
     EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_ERROR_RT_FAILURE);
-    EXPECT_TRUE(mentions(message(), "aclnnBinaryCrossEntropyBackward: DataCopy copy-in at Unified Buffer offset 400 "
-                                    "is not 32-byte aligned (core 0)"))
+    EXPECT_TRUE(mentions(message(),
+                         "aclnnBinaryCrossEntropyBackward: DataCopy copy-in at Unified Buffer offset 400 "
+                         "is not 32-byte aligned (core 0)"))
         << message();
 }
 
@@ -297,20 +325,23 @@ TEST_F(CheckedInputs, SelfOutsideTheUnitIntervalIsReportedAtSynchronize) {
     self[250] = -0.5f;
     DeviceTensor s(self, {300}), t(std::vector<float>(300, 0.5f), {300}), out(std::vector<float>{0.0f}, {});
     EXPECT_EQ(nnplug::test::run_forward(s, t, nullptr, 2, out), ACLNN_ERR_RUNTIME_ERROR);
-    EXPECT_TRUE(mentions(message(), "aclnnBinaryCrossEntropy: self element 200 is 1.500000, outside [0, 1]")) << message();
+    EXPECT_TRUE(mentions(message(), "aclnnBinaryCrossEntropy: self element 200 is 1.500000, outside [0, 1]"))
+        << message();
 }
 
 // --- streams ---------------------------------------------------------------------
 
 // A backward over device buffers the test fills itself, run on one stream.
 struct StreamJob {
-    explicit StreamJob(int64_t count, uint32_t seed) : problem(random_problem(count, seed)), result(count, -1.0f) {
+    explicit StreamJob(int64_t count, uint32_t seed)
+        : problem(random_problem(count, seed)), result(count, -1.0f) {
         const size_t bytes = static_cast<size_t>(count) * sizeof(float);
         for (void** buffer : {&grad, &self, &target, &out})
             EXPECT_EQ(aclrtMalloc(buffer, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
         const std::vector<int64_t> shape = {count}, strides = {1};
         const auto tensor = [&](void* data) {
-            return aclCreateTensor(shape.data(), 1, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 1, data);
+            return aclCreateTensor(shape.data(), 1, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(),
+                                   1, data);
         };
         tg = tensor(grad);
         ts = tensor(self);
@@ -324,12 +355,18 @@ struct StreamJob {
     // Copy in, compute, copy out: all enqueued on stream, in that order.
     void enqueue(aclrtStream stream) {
         const size_t bytes = problem.self.size() * sizeof(float);
-        ASSERT_EQ(aclrtMemcpyAsync(grad, bytes, problem.grad.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
-        ASSERT_EQ(aclrtMemcpyAsync(self, bytes, problem.self.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
-        ASSERT_EQ(aclrtMemcpyAsync(target, bytes, problem.target.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream),
-                  ACL_SUCCESS);
+        ASSERT_EQ(
+            aclrtMemcpyAsync(grad, bytes, problem.grad.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_SUCCESS);
+        ASSERT_EQ(
+            aclrtMemcpyAsync(self, bytes, problem.self.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_SUCCESS);
+        ASSERT_EQ(
+            aclrtMemcpyAsync(target, bytes, problem.target.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_SUCCESS);
         ASSERT_EQ(launch_backward(tg, ts, tt, to, stream), ACLNN_SUCCESS) << message();
-        ASSERT_EQ(aclrtMemcpyAsync(result.data(), bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST, stream), ACL_SUCCESS);
+        ASSERT_EQ(aclrtMemcpyAsync(result.data(), bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+                  ACL_SUCCESS);
     }
     size_t mismatches() const {
         size_t wrong = 0;
@@ -347,7 +384,8 @@ TEST_F(AtlasEmuTest, StreamsRunCopiesAndKernelsInOrderAndConcurrently) {
     std::vector<aclrtStream> streams(kStreams);
     for (auto& stream : streams) ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
     std::vector<std::unique_ptr<StreamJob>> jobs;
-    for (int i = 0; i < 2 * kStreams; ++i) jobs.push_back(std::make_unique<StreamJob>(300000 + 7 * i, 10 + i));
+    for (int i = 0; i < 2 * kStreams; ++i)
+        jobs.push_back(std::make_unique<StreamJob>(300000 + 7 * i, 10 + i));
     for (int i = 0; i < 2 * kStreams; ++i) jobs[i]->enqueue(streams[i % kStreams]);
     for (auto& stream : streams) EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << message();
     for (int i = 0; i < 2 * kStreams; ++i) EXPECT_EQ(jobs[i]->mismatches(), 0u) << "job " << i;
@@ -369,7 +407,8 @@ TEST(AtlasEmuObservability, DebugLevelPrintsPerLaunchStatistics) {
     ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
     ScopedEnvironment debug("NNPLUG_LOG_LEVEL", "debug");
     TempFolder folder;
-    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910\n")).c_str()), ACL_SUCCESS) << message();
+    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910\n")).c_str()), ACL_SUCCESS)
+        << message();
     {
         const Problem p = random_problem(100000, 3);
         DeviceTensor g(p.grad, {100000}), s(p.self, {100000}), t(p.target, {100000});
@@ -379,10 +418,12 @@ TEST(AtlasEmuObservability, DebugLevelPrintsPerLaunchStatistics) {
         const std::string printed = ::testing::internal::GetCapturedStderr();
         ASSERT_EQ(status, ACLNN_SUCCESS) << message();
         // 100000 elements in 64-element blocks over 32 cores: 3136 elements per core.
-        EXPECT_TRUE(mentions(printed, "[debug] atlas_emu: aclnnBinaryCrossEntropyBackward on Ascend910 stream 1: "
-                                      "blockDim 32, 1 tile(s) per core of 3136 elements, UB 100352 of 262144 bytes"))
+        EXPECT_TRUE(mentions(printed,
+                             "[debug] atlas_emu: aclnnBinaryCrossEntropyBackward on Ascend910 stream 1: "
+                             "blockDim 32, 1 tile(s) per core of 3136 elements, UB 100352 of 262144 bytes"))
             << printed;
-        EXPECT_TRUE(mentions(printed, "moved 1600000 bytes, estimated device time 1.333 us at 1200.0 GB/s")) << printed;
+        EXPECT_TRUE(mentions(printed, "moved 1600000 bytes, estimated device time 1.333 us at 1200.0 GB/s"))
+            << printed;
     }
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
 }
@@ -391,8 +432,9 @@ TEST(AtlasEmuObservability, TheConfigsTopLevelLogLevelReachesThePlugin) {
     ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
     ScopedEnvironment no_level("NNPLUG_LOG_LEVEL", nullptr);
     TempFolder folder;
-    ASSERT_EQ(aclInit(folder.write("c.yaml", "log_level: debug\n" + emu_config("    soc: Ascend910B\n")).c_str()),
-              ACL_SUCCESS)
+    ASSERT_EQ(
+        aclInit(folder.write("c.yaml", "log_level: debug\n" + emu_config("    soc: Ascend910B\n")).c_str()),
+        ACL_SUCCESS)
         << message();
     {
         DeviceTensor g(std::vector<float>(64, 0.1f), {64}), s(std::vector<float>(64, 0.3f), {64});
@@ -401,7 +443,8 @@ TEST(AtlasEmuObservability, TheConfigsTopLevelLogLevelReachesThePlugin) {
         const aclnnStatus status = nnplug::test::run_backward(g, s, t, nullptr, 0, out);
         const std::string printed = ::testing::internal::GetCapturedStderr();
         ASSERT_EQ(status, ACLNN_SUCCESS) << message();
-        EXPECT_TRUE(mentions(printed, "[debug] atlas_emu: aclnnBinaryCrossEntropyBackward on Ascend910B")) << printed;
+        EXPECT_TRUE(mentions(printed, "[debug] atlas_emu: aclnnBinaryCrossEntropyBackward on Ascend910B"))
+            << printed;
     }
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
 }
@@ -411,7 +454,8 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
     TempFolder folder;
     const std::string trace = (folder.path() / "trace.json").string();
     ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
-    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910B\n")).c_str()), ACL_SUCCESS) << message();
+    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910B\n")).c_str()), ACL_SUCCESS)
+        << message();
     {
         aclrtStream stream = nullptr;
         ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
@@ -420,7 +464,8 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
         ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << message();
         EXPECT_EQ(job.mismatches(), 0u);
         // A broadcast gradOutput is first made contiguous by its own kernel.
-        DeviceTensor g(std::vector<float>{0.5f}, {}), s(job.problem.self, {100000}), t(job.problem.target, {100000});
+        DeviceTensor g(std::vector<float>{0.5f}, {}), s(job.problem.self, {100000}),
+            t(job.problem.target, {100000});
         DeviceTensor out(std::vector<float>(100000), {100000});
         ASSERT_EQ(nnplug::test::run_backward(g, s, t, nullptr, 1, out), ACLNN_SUCCESS) << message();
         EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
@@ -438,10 +483,11 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
     std::stringstream text;
     text << file.rdbuf();
     const std::string json = text.str();
-    for (const char* part : {"\"traceEvents\"", "\"name\":\"stream 1\"", "\"name\":\"stream 2\"", "\"name\":\"core 0\"",
-                             "\"name\":\"core 47\"", "\"name\":\"BinaryCrossEntropyGrad\"", "\"name\":\"Contiguous\"",
-                             "\"name\":\"aclnnBinaryCrossEntropyBackward\"", "\"blockDim\":48",
-                             "aclrtMemcpyAsync ACL_MEMCPY_HOST_TO_DEVICE", "\"ph\":\"X\""})
+    for (const char* part :
+         {"\"traceEvents\"", "\"name\":\"stream 1\"", "\"name\":\"stream 2\"", "\"name\":\"core 0\"",
+          "\"name\":\"core 47\"", "\"name\":\"BinaryCrossEntropyGrad\"", "\"name\":\"Contiguous\"",
+          "\"name\":\"aclnnBinaryCrossEntropyBackward\"", "\"blockDim\":48",
+          "aclrtMemcpyAsync ACL_MEMCPY_HOST_TO_DEVICE", "\"ph\":\"X\""})
         EXPECT_TRUE(mentions(json, part)) << part;
 }
 

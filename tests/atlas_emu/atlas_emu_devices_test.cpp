@@ -18,8 +18,12 @@ namespace {
 
 using nnplug::test::DeviceTensor;
 
-std::string message() { return aclGetRecentErrMsg(); }
-bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
+bool mentions(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 class FourDevices : public nnplug::test::RuntimeTest {
 protected:
@@ -34,7 +38,8 @@ TEST_F(FourDevices, CountAndIdsFollowTheConfig) {
     EXPECT_EQ(count, 4u);
     EXPECT_EQ(aclrtSetDevice(3), ACL_SUCCESS) << message();
     EXPECT_EQ(aclrtSetDevice(4), ACL_ERROR_RT_INVALID_DEVICEID);
-    EXPECT_TRUE(mentions(message(), "aclrtSetDevice: device 4 does not exist; backend 'atlas_emu' drives 4 device(s)"))
+    EXPECT_TRUE(mentions(message(),
+                         "aclrtSetDevice: device 4 does not exist; backend 'atlas_emu' drives 4 device(s)"))
         << message();
     EXPECT_EQ(aclrtResetDevice(3), ACL_SUCCESS) << message();
 }
@@ -104,7 +109,8 @@ TEST_F(FourDevices, TensorsAndExecutorsOfAnotherDeviceAreRefused) {
               ACLNN_SUCCESS)
         << message();
     ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
-    EXPECT_EQ(aclnnBinaryCrossEntropyBackward(nullptr, workspace, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(aclnnBinaryCrossEntropyBackward(nullptr, workspace, executor, nullptr),
+              ACLNN_ERR_PARAM_INVALID);
     EXPECT_TRUE(mentions(message(), "executor was made on device 0, but device 1 is current")) << message();
     aclOpExecutor* refused = nullptr;
     EXPECT_EQ(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(grad, self, target, nullptr, 0, out, &workspace,
@@ -114,7 +120,8 @@ TEST_F(FourDevices, TensorsAndExecutorsOfAnotherDeviceAreRefused) {
     EXPECT_TRUE(mentions(message(), "is memory of device 0, but device 1 is current")) << message();
     EXPECT_EQ(refused, nullptr);
     ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-    ASSERT_EQ(aclnnBinaryCrossEntropyBackward(nullptr, workspace, executor, nullptr), ACLNN_SUCCESS) << message();
+    ASSERT_EQ(aclnnBinaryCrossEntropyBackward(nullptr, workspace, executor, nullptr), ACLNN_SUCCESS)
+        << message();
     ASSERT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS) << message();
     // (0.25 - 1) / (0.25 * 0.75) = -4
     EXPECT_EQ(out.storage(), std::vector<float>(8, -4.0f));
@@ -133,8 +140,10 @@ TEST_F(FourDevices, EveryDeviceComputesFromItsOwnThread) {
             }
             const std::vector<int64_t> shape = {1000};
             const float s = 0.1f * static_cast<float>(device + 1);
-            DeviceTensor grad(std::vector<float>(1000, 1.0f), shape), self(std::vector<float>(1000, s), shape);
-            DeviceTensor target(std::vector<float>(1000, 0.0f), shape), out(std::vector<float>(1000, 0.0f), shape);
+            DeviceTensor grad(std::vector<float>(1000, 1.0f), shape),
+                self(std::vector<float>(1000, s), shape);
+            DeviceTensor target(std::vector<float>(1000, 0.0f), shape),
+                out(std::vector<float>(1000, 0.0f), shape);
             if (nnplug::test::run_backward(grad, self, target, nullptr, 0, out) != ACLNN_SUCCESS) {
                 errors[device] = message();
                 return;
@@ -156,15 +165,16 @@ TEST(DeviceTraces, EveryDeviceWritesItsOwnTraceFile) {
     const std::string trace = (folder.path() / "trace.json").string();
     nnplug::test::ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
     nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
-    const auto config =
-        folder.write("config.yaml", "backend: atlas_emu\nbackends:\n  atlas_emu:\n    devices: 2\n    memory_mib: 64\n");
+    const auto config = folder.write(
+        "config.yaml", "backend: atlas_emu\nbackends:\n  atlas_emu:\n    devices: 2\n    memory_mib: 64\n");
     ASSERT_EQ(aclInit(config.c_str()), ACL_SUCCESS) << message();
     for (int32_t device = 0; device < 2; ++device) {
         ASSERT_EQ(aclrtSetDevice(device), ACL_SUCCESS);
         const std::vector<int64_t> shape = {64};
         DeviceTensor grad(std::vector<float>(64, 1.0f), shape), self(std::vector<float>(64, 0.5f), shape);
         DeviceTensor target(std::vector<float>(64, 1.0f), shape), out(std::vector<float>(64, 0.0f), shape);
-        ASSERT_EQ(nnplug::test::run_backward(grad, self, target, nullptr, 0, out), ACLNN_SUCCESS) << message();
+        ASSERT_EQ(nnplug::test::run_backward(grad, self, target, nullptr, 0, out), ACLNN_SUCCESS)
+            << message();
     }
     ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
     for (const char* name : {"trace.json", "trace.dev1.json"}) {

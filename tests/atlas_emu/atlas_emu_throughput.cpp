@@ -35,7 +35,8 @@ double best_seconds(int runs, Call&& call) {
             std::fprintf(stderr, "run failed: %s\n", aclGetRecentErrMsg());
             std::exit(1);
         }
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+        best =
+            std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     }
     return best;
 }
@@ -58,9 +59,12 @@ Rates measure(const std::string& backend, int64_t count, int runs) {
             grad[i] = unit(generator);
         }
         const std::vector<int64_t> shape = {count};
-        DeviceTensor g(grad, shape), s(self, shape), t(target, shape), out(std::vector<float>(self.size()), shape);
-        rates.backward = count / best_seconds(runs, [&] { return nnplug::test::run_backward(g, s, t, nullptr, 0, out); });
-        rates.forward = count / best_seconds(runs, [&] { return nnplug::test::run_forward(s, t, nullptr, 0, out); });
+        DeviceTensor g(grad, shape), s(self, shape), t(target, shape),
+            out(std::vector<float>(self.size()), shape);
+        rates.backward =
+            count / best_seconds(runs, [&] { return nnplug::test::run_backward(g, s, t, nullptr, 0, out); });
+        rates.forward =
+            count / best_seconds(runs, [&] { return nnplug::test::run_forward(s, t, nullptr, 0, out); });
     }
     aclFinalize();
     return rates;
@@ -81,7 +85,8 @@ int main(int argc, char** argv) {
         emu.backward = std::max(emu.backward, e.backward);
         emu.forward = std::max(emu.forward, e.forward);
     }
-    std::printf("%lld float32 elements, best of %d runs x 2 rounds, elements/s\n", static_cast<long long>(count), runs);
+    std::printf("%lld float32 elements, best of %d runs x 2 rounds, elements/s\n",
+                static_cast<long long>(count), runs);
     std::printf("backward  cpu_tbb %.3e  atlas_emu %.3e  ratio %.1f%%\n", cpu.backward, emu.backward,
                 100.0 * emu.backward / cpu.backward);
     std::printf("forward   cpu_tbb %.3e  atlas_emu %.3e  ratio %.1f%%\n", cpu.forward, emu.forward,

@@ -21,10 +21,10 @@
 
 namespace {
 
+using nnplug::test::bits_at;
 using nnplug::test::GoldenCase;
 using nnplug::test::GoldenRun;
 using nnplug::test::GoldenTensor;
-using nnplug::test::bits_at;
 using nnplug::test::ulp_distance;
 using nnplug::test::value_of;
 
@@ -82,7 +82,8 @@ std::vector<GoldenCase> random_cases() {
     strided.op = "backward";
     strided.attrs = {0};
     strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT16, -1, 1, generator);
-    strided.tensors["self"] = random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT16, 0.01f, 0.99f, generator);
+    strided.tensors["self"] =
+        random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT16, 0.01f, 0.99f, generator);
     strided.tensors["target"] = contiguous({700, 300}, ACL_BF16, 0, 1, generator);
     strided.tensors["out"] = random_tensor({700, 600}, {700, 300}, {600, 2}, ACL_FLOAT, 0, 0, generator);
     cases.push_back(strided);
@@ -116,7 +117,8 @@ std::vector<GoldenCase> random_with_logits_cases() {
                     if (turn % 4 != 0) c.tensors["posWeight"] = contiguous(row, dtype, 0.25f, 4, generator);
                     const bool reduced = loss && reduction != 0;
                     c.tensors[nnplug::test::op_named(op).output] =
-                        reduced ? contiguous({}, dtype, 0, 0, generator) : contiguous(shape, dtype, 0, 0, generator);
+                        reduced ? contiguous({}, dtype, 0, 0, generator)
+                                : contiguous(shape, dtype, 0, 0, generator);
                     cases.push_back(c);
                 }
     // A transposed self, a bfloat16 posWeight broadcast over rows and a strided float16 out.
@@ -127,7 +129,8 @@ std::vector<GoldenCase> random_with_logits_cases() {
         strided.attrs = {0};
         if (strided.op != "with_logits")
             strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT, -1, 1, generator);
-        strided.tensors["self"] = random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT, -10, 10, generator);
+        strided.tensors["self"] =
+            random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT, -10, 10, generator);
         strided.tensors["target"] = contiguous({700, 300}, ACL_FLOAT16, 0, 1, generator);
         strided.tensors["posWeight"] = contiguous({300}, ACL_BF16, 0.5f, 3, generator);
         strided.tensors[nnplug::test::op_named(op).output] =
@@ -154,7 +157,8 @@ TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
     for (const auto& extra : {random_cases(), random_with_logits_cases()})
         cases.insert(cases.end(), extra.begin(), extra.end());
     for (const auto& op : nnplug::test::op_catalog()) {
-        EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const GoldenCase& c) { return c.op == op.name; }))
+        EXPECT_TRUE(
+            std::any_of(cases.begin(), cases.end(), [&](const GoldenCase& c) { return c.op == op.name; }))
             << op.api << " has no cases to compare";
     }
     const auto cpu = run_on("cpu_tbb", cases);
@@ -169,7 +173,8 @@ TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
         ASSERT_EQ(emu[k].status, ACLNN_SUCCESS) << where << ": " << emu[k].message;
         const aclDataType dtype = c.tensors.at(nnplug::test::op_named(c.op).output).dtype;
         if (!c.expect_bits.empty() || nnplug::test::op_named(c.op).same_bits_on_every_backend) {
-            EXPECT_EQ(emu[k].output, cpu[k].output) << where << ": the canonical expression differs from cpu_tbb";
+            EXPECT_EQ(emu[k].output, cpu[k].output)
+                << where << ": the canonical expression differs from cpu_tbb";
             ++compared;
             continue;
         }
@@ -182,8 +187,8 @@ TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
             } else if (c.attr("reduction") != 0 && dtype == ACL_FLOAT) {
                 EXPECT_NEAR(y, x, 1e-6 * std::abs(x)) << where << ": the reduced loss";
             } else {
-                EXPECT_LE(ulp_distance(a, b, dtype), dtype == ACL_FLOAT ? 4 : 1) << where << " element " << i << ": "
-                                                                                 << x << " vs " << y;
+                EXPECT_LE(ulp_distance(a, b, dtype), dtype == ACL_FLOAT ? 4 : 1)
+                    << where << " element " << i << ": " << x << " vs " << y;
             }
         }
         ++compared;

@@ -65,8 +65,8 @@ HostTensor random_tensor(const std::vector<int64_t>& shape, aclDataType dtype, f
 // weight and posWeight: absent, one element, a [C] row or every element.
 enum class Spread { kAbsent, kOne, kRow, kFull };
 
-HostTensor spread_tensor(Spread spread, const std::vector<int64_t>& shape, aclDataType dtype, float low, float high,
-                         std::mt19937& generator) {
+HostTensor spread_tensor(Spread spread, const std::vector<int64_t>& shape, aclDataType dtype, float low,
+                         float high, std::mt19937& generator) {
     if (spread == Spread::kAbsent) return HostTensor{};
     if (spread == Spread::kOne) return random_tensor({1}, dtype, low, high, generator);
     if (spread == Spread::kRow) return random_tensor({shape.back()}, dtype, low, high, generator);
@@ -112,7 +112,8 @@ std::vector<Case> random_cases() {
         c.target = random_view({columns, rows}, {rows, columns}, {1, rows}, ACL_FLOAT, 0, 1, generator);
         c.weight = random_tensor({rows, 1}, ACL_BF16, 0, 2, generator);
         c.pos_weight = random_tensor({columns}, ACL_FLOAT, 0.5f, 3, generator);
-        c.out = random_view({rows, 2 * columns}, {rows, columns}, {2 * columns, 2}, ACL_FLOAT, 0, 0, generator);
+        c.out =
+            random_view({rows, 2 * columns}, {rows, columns}, {2 * columns, 2}, ACL_FLOAT, 0, 0, generator);
         cases.push_back(c);
     }
     return cases;
@@ -129,7 +130,9 @@ std::unique_ptr<DeviceTensor> to_device(const HostTensor& t) {
     return std::make_unique<DeviceTensor>(t.storage, t.storage_shape, t.view, t.strides, 0, t.dtype);
 }
 
-aclTensor* get(const std::unique_ptr<DeviceTensor>& t) { return t ? t->get() : nullptr; }
+aclTensor* get(const std::unique_ptr<DeviceTensor>& t) {
+    return t ? t->get() : nullptr;
+}
 
 Outcome run_case(const Case& c) {
     const auto grad = to_device(c.grad), self = to_device(c.self), target = to_device(c.target),
@@ -139,15 +142,16 @@ Outcome run_case(const Case& c) {
     Outcome outcome;
     if (c.op == Op::kForward)
         outcome.status = aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
-            get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out), &workspace_size, &executor);
+            get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out), &workspace_size,
+            &executor);
     else if (c.op == Op::kBackward)
         outcome.status = aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-            get(grad), get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out), &workspace_size,
-            &executor);
+            get(grad), get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out),
+            &workspace_size, &executor);
     else
         outcome.status = aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-            get(grad), get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out), &workspace_size,
-            &executor);
+            get(grad), get(self), get(target), get(weight), get(pos_weight), c.reduction, get(out),
+            &workspace_size, &executor);
     if (outcome.status == ACLNN_SUCCESS) {
         void* workspace = nullptr;
         if (workspace_size > 0) {
@@ -156,7 +160,8 @@ Outcome run_case(const Case& c) {
         if (c.op == Op::kForward)
             outcome.status = aclnnBinaryCrossEntropyWithLogits(workspace, workspace_size, executor, nullptr);
         else if (c.op == Op::kBackward)
-            outcome.status = aclnnBinaryCrossEntropyWithLogitsBackward(workspace, workspace_size, executor, nullptr);
+            outcome.status =
+                aclnnBinaryCrossEntropyWithLogitsBackward(workspace, workspace_size, executor, nullptr);
         else
             outcome.status =
                 aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, workspace_size, executor, nullptr);
@@ -181,7 +186,9 @@ std::vector<Outcome> run_on(const std::string& config, const std::vector<Case>& 
 }
 
 float element(const std::vector<uint8_t>& bytes, aclDataType dtype, size_t i) {
-    const int32_t abi = dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : dtype == ACL_BF16 ? NNPLUG_DTYPE_BF16 : NNPLUG_DTYPE_F32;
+    const int32_t abi = dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16
+                        : dtype == ACL_BF16  ? NNPLUG_DTYPE_BF16
+                                             : NNPLUG_DTYPE_F32;
     return nnplug::load_as_f32(bytes.data(), abi, static_cast<int64_t>(i));
 }
 
@@ -226,7 +233,8 @@ TEST(BceWithLogitsAcrossBackends, GradientsAndLossesAreTheSameBytesOnCpuTbbAndAt
             const Outcome& other = runs[r][k];
             ASSERT_EQ(other.status, ACLNN_SUCCESS) << where << " on config " << r << ": " << other.message;
             if (!reduced) {
-                EXPECT_EQ(other.out, reference.out) << where << ": config " << r << " differs from cpu_tbb, 1 thread";
+                EXPECT_EQ(other.out, reference.out)
+                    << where << ": config " << r << " differs from cpu_tbb, 1 thread";
                 continue;
             }
             const float a = element(reference.out, c.out.dtype, 0), b = element(other.out, c.out.dtype, 0);
@@ -234,7 +242,9 @@ TEST(BceWithLogitsAcrossBackends, GradientsAndLossesAreTheSameBytesOnCpuTbbAndAt
                 EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << where << ": " << a << " vs " << b;
                 continue;
             }
-            const double tolerance = c.out.dtype == ACL_FLOAT ? 1e-6 : c.out.dtype == ACL_FLOAT16 ? 1e-3 : 8e-3;
+            const double tolerance = c.out.dtype == ACL_FLOAT     ? 1e-6
+                                     : c.out.dtype == ACL_FLOAT16 ? 1e-3
+                                                                  : 8e-3;
             EXPECT_NEAR(b, a, tolerance * std::abs(a)) << where << ": the reduced loss on config " << r;
         }
         if (c.op == Op::kTargetBackward && c.self.dtype == ACL_FLOAT && !c.pos_weight.present &&

@@ -23,7 +23,9 @@ namespace {
 constexpr int kThreads = 8;
 constexpr int64_t kRows = 64, kColumns = 512;  // 32768 elements: 32 tasks at cpu_tbb's grain 1024
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 std::string backend() {
     const char* name = std::getenv("NNPLUG_BACKEND");
@@ -61,12 +63,18 @@ struct Inputs {
     std::vector<const aclTensor*> arguments(const OpUnderTest& op, const aclTensor* out) const {
         std::vector<const aclTensor*> tensors;
         for (const std::string& role : op.operands) {
-            if (role == "gradOutput") tensors.push_back(grad);
-            else if (role == "self") tensors.push_back(self);
-            else if (role == "target") tensors.push_back(target);
-            else if (role == "weight") tensors.push_back(weight);
-            else if (role == "posWeight") tensors.push_back(pos_weight);
-            else tensors.push_back(out);
+            if (role == "gradOutput")
+                tensors.push_back(grad);
+            else if (role == "self")
+                tensors.push_back(self);
+            else if (role == "target")
+                tensors.push_back(target);
+            else if (role == "weight")
+                tensors.push_back(weight);
+            else if (role == "posWeight")
+                tensors.push_back(pos_weight);
+            else
+                tensors.push_back(out);
         }
         return tensors;
     }
@@ -76,8 +84,8 @@ struct Inputs {
 // for a reduced forward.
 std::unique_ptr<DeviceTensor> output_for(const OpUnderTest& op, int64_t reduction) {
     const bool gradient = op.operands.front() == "gradOutput";
-    if (reduction != 0 && !gradient) return std::make_unique<DeviceTensor>(std::vector<float>{0.0f},
-                                                                          std::vector<int64_t>{});
+    if (reduction != 0 && !gradient)
+        return std::make_unique<DeviceTensor>(std::vector<float>{0.0f}, std::vector<int64_t>{});
     return std::make_unique<DeviceTensor>(std::vector<float>(kRows * kColumns, 0.0f),
                                           std::vector<int64_t>{kRows, kColumns});
 }
@@ -92,9 +100,11 @@ TEST_F(Concurrency, EveryOpFromEightThreadsGivesTheBytesOfOneThread) {
     std::vector<Call> calls;
     for (const OpUnderTest& op : op_catalog())
         for (const int64_t reduction : {0, 1, 2}) {
-            if (op.operands.front() == "gradOutput" && reduction != 0) continue;  // gradOutput [N, C] is for none
+            if (op.operands.front() == "gradOutput" && reduction != 0)
+                continue;  // gradOutput [N, C] is for none
             const auto out = output_for(op, reduction);
-            ASSERT_EQ(run_op(op, inputs.arguments(op, *out), {reduction}), ACLNN_SUCCESS) << op.api << message();
+            ASSERT_EQ(run_op(op, inputs.arguments(op, *out), {reduction}), ACLNN_SUCCESS)
+                << op.api << message();
             calls.push_back({&op, reduction, out->storage_bytes()});
         }
 
@@ -109,9 +119,11 @@ TEST_F(Concurrency, EveryOpFromEightThreadsGivesTheBytesOfOneThread) {
             }
             for (int round = 0; round < 3; ++round)
                 for (size_t c = 0; c < calls.size(); ++c) {
-                    const Call& call = calls[(c + static_cast<size_t>(t)) % calls.size()];  // threads out of step
+                    const Call& call =
+                        calls[(c + static_cast<size_t>(t)) % calls.size()];  // threads out of step
                     const auto out = output_for(*call.op, call.reduction);
-                    if (run_op(*call.op, inputs.arguments(*call.op, *out), {call.reduction}, stream) != ACLNN_SUCCESS)
+                    if (run_op(*call.op, inputs.arguments(*call.op, *out), {call.reduction}, stream) !=
+                        ACLNN_SUCCESS)
                         ++failures;
                     else if (out->storage_bytes() != call.expected)
                         ++mismatches;

@@ -37,7 +37,8 @@ TEST_P(BceGradientCheck, BackwardIsTheDerivativeOfTheForward) {
     const std::vector<int64_t> shape = {6, 7};
     const size_t count = 42;
     std::mt19937 generator(static_cast<uint32_t>(reduction * 2 + weighted));
-    std::uniform_real_distribution<float> probability(0.05f, 0.95f), unit(0.0f, 1.0f), signed_unit(-1.0f, 1.0f);
+    std::uniform_real_distribution<float> probability(0.05f, 0.95f), unit(0.0f, 1.0f),
+        signed_unit(-1.0f, 1.0f);
     std::vector<float> self(count), target(count), weight(count), grad(reduction == 0 ? count : 1);
     for (size_t i = 0; i < count; ++i) {
         self[i] = probability(generator);
@@ -47,8 +48,10 @@ TEST_P(BceGradientCheck, BackwardIsTheDerivativeOfTheForward) {
     for (float& g : grad) g = signed_unit(generator);
 
     DeviceTensor g(grad, reduction == 0 ? shape : std::vector<int64_t>{});
-    DeviceTensor s(self, shape), t(target, shape), w(weight, shape), out(std::vector<float>(count, 0.0f), shape);
-    ASSERT_EQ(nnplug::test::run_backward(g, s, t, weighted ? w.get() : nullptr, reduction, out), ACLNN_SUCCESS)
+    DeviceTensor s(self, shape), t(target, shape), w(weight, shape),
+        out(std::vector<float>(count, 0.0f), shape);
+    ASSERT_EQ(nnplug::test::run_backward(g, s, t, weighted ? w.get() : nullptr, reduction, out),
+              ACLNN_SUCCESS)
         << aclGetRecentErrMsg();
     const std::vector<float> backend = out.storage();
 
@@ -64,8 +67,8 @@ TEST_P(BceGradientCheck, BackwardIsTheDerivativeOfTheForward) {
         const double below = loss(grad, point, target, weights, reduction);
         point[i] = saved;
         const double numeric = (above - below) / (2 * h);
-        const double analytic = nnplug::reference::bce_backward(grad[reduction == 0 ? i : 0],
-                                                                weighted ? weight[i] : 1.0, self[i], target[i], scale);
+        const double analytic = nnplug::reference::bce_backward(
+            grad[reduction == 0 ? i : 0], weighted ? weight[i] : 1.0, self[i], target[i], scale);
         EXPECT_NEAR(analytic, numeric, 1e-6 * std::abs(numeric) + 1e-8) << "float64 reference, element " << i;
         EXPECT_NEAR(backend[i], numeric, 1e-5 * std::abs(numeric) + 1e-7) << "backend, element " << i;
     }
@@ -73,12 +76,15 @@ TEST_P(BceGradientCheck, BackwardIsTheDerivativeOfTheForward) {
 
 std::string name(const ::testing::TestParamInfo<std::tuple<int64_t, bool>>& info) {
     const int64_t reduction = std::get<0>(info.param);
-    return std::string(reduction == 0 ? "none" : reduction == 1 ? "mean" : "sum") +
+    return std::string(reduction == 0   ? "none"
+                       : reduction == 1 ? "mean"
+                                        : "sum") +
            (std::get<1>(info.param) ? "_weight" : "_noweight");
 }
 
 INSTANTIATE_TEST_SUITE_P(Reductions, BceGradientCheck,
-                         ::testing::Combine(::testing::Values(int64_t{0}, int64_t{1}, int64_t{2}), ::testing::Bool()),
+                         ::testing::Combine(::testing::Values(int64_t{0}, int64_t{1}, int64_t{2}),
+                                            ::testing::Bool()),
                          name);
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Both ops against the float64 reference, float32 contiguous tensors, on the backend
 // NNPLUG_BACKEND names: several shapes (sizes that are no multiple of any SIMD width,
 // single elements, 0-d), weight present or absent, every reduction.
+#include "bce_reference.h"
+
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <gtest/gtest.h>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "acl_test_support.h"
-#include "bce_reference.h"
 
 namespace {
 
@@ -61,18 +62,19 @@ TEST_P(BceReference, BackwardMatchesFloat64Reference) {
     DeviceTensor g(grad, scalar_grad ? std::vector<int64_t>{} : shape);
     DeviceTensor s(in.self, shape), t(in.target, shape), w(in.weight, shape);
     DeviceTensor out(std::vector<float>(count, -7.0f), shape);
-    ASSERT_EQ(nnplug::test::run_backward(g, s, t, weighted ? w.get() : nullptr, reduction, out), ACLNN_SUCCESS)
+    ASSERT_EQ(nnplug::test::run_backward(g, s, t, weighted ? w.get() : nullptr, reduction, out),
+              ACLNN_SUCCESS)
         << aclGetRecentErrMsg();
     const auto result = out.storage();
     const double scale = reduction == 1 ? 1.0 / static_cast<double>(count) : 1.0;
     for (int64_t i = 0; i < count; ++i) {
-        const double expected = nnplug::reference::bce_backward(grad[scalar_grad ? 0 : i], weighted ? in.weight[i] : 1.0,
-                                                                in.self[i], in.target[i], scale);
+        const double expected = nnplug::reference::bce_backward(
+            grad[scalar_grad ? 0 : i], weighted ? in.weight[i] : 1.0, in.self[i], in.target[i], scale);
         EXPECT_NEAR(result[i], expected, 1e-5 * std::abs(expected) + 1e-30) << "element " << i;
         // And bit for bit the canonical float32 expression.
-        const float canonical = nnplug::bce_backward(grad[scalar_grad ? 0 : i], weighted ? in.weight[i] : 1.0f,
-                                                     in.self[i], in.target[i],
-                                                     reduction == 1 ? nnplug::bce_mean_scale(count) : 1.0f);
+        const float canonical =
+            nnplug::bce_backward(grad[scalar_grad ? 0 : i], weighted ? in.weight[i] : 1.0f, in.self[i],
+                                 in.target[i], reduction == 1 ? nnplug::bce_mean_scale(count) : 1.0f);
         EXPECT_EQ(result[i], canonical) << "element " << i;
     }
 }
@@ -89,7 +91,8 @@ TEST_P(BceReference, ForwardMatchesFloat64Reference) {
     const auto result = out.storage();
     double total = 0;
     for (int64_t i = 0; i < count; ++i) {
-        const double expected = nnplug::reference::bce_forward(weighted ? in.weight[i] : 1.0, in.self[i], in.target[i]);
+        const double expected =
+            nnplug::reference::bce_forward(weighted ? in.weight[i] : 1.0, in.self[i], in.target[i]);
         total += expected;
         if (reduction == 0) {
             EXPECT_NEAR(result[i], expected, 1e-5 * std::abs(expected) + 1e-7) << "element " << i;
@@ -101,7 +104,8 @@ TEST_P(BceReference, ForwardMatchesFloat64Reference) {
     }
 }
 
-const std::vector<std::vector<int64_t>> kShapes = {{}, {1}, {7}, {2, 2}, {3, 5}, {4, 33}, {17, 19, 3}, {70001}};
+const std::vector<std::vector<int64_t>> kShapes = {{},     {1},     {7},         {2, 2},
+                                                   {3, 5}, {4, 33}, {17, 19, 3}, {70001}};
 
 INSTANTIATE_TEST_SUITE_P(Shapes, BceReference,
                          ::testing::Combine(::testing::ValuesIn(kShapes), ::testing::Bool(),

@@ -24,9 +24,13 @@ const std::string kLoss = "aclnnBinaryCrossEntropyWithLogits";
 const std::string kBackward = "aclnnBinaryCrossEntropyWithLogitsBackward";
 const std::string kTargetBackward = "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
-std::vector<float> values(size_t count, float value) { return std::vector<float>(count, value); }
+std::vector<float> values(size_t count, float value) {
+    return std::vector<float>(count, value);
+}
 
 // Device memory and a view over it with any dtype, format and shape (DeviceTensor makes
 // floating ND tensors only).
@@ -35,7 +39,8 @@ public:
     RawTensor(const std::vector<int64_t>& shape, aclDataType dtype, aclFormat format = ACL_FORMAT_ND) {
         const auto strides = nnplug::test::contiguous_strides(shape);
         const int64_t count = nnplug::test::element_count(shape);
-        EXPECT_EQ(aclrtMalloc(&device_, std::max<size_t>(64, static_cast<size_t>(count) * 8), ACL_MEM_MALLOC_HUGE_FIRST),
+        EXPECT_EQ(aclrtMalloc(&device_, std::max<size_t>(64, static_cast<size_t>(count) * 8),
+                              ACL_MEM_MALLOC_HUGE_FIRST),
                   ACL_SUCCESS);
         tensor_ = aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, format, shape.data(),
                                   shape.size(), device_);
@@ -56,7 +61,9 @@ private:
 
 enum class Op { kLoss, kBackward, kTargetBackward };
 
-const std::string& api(Op op) { return op == Op::kLoss ? kLoss : op == Op::kBackward ? kBackward : kTargetBackward; }
+const std::string& api(Op op) {
+    return op == Op::kLoss ? kLoss : op == Op::kBackward ? kBackward : kTargetBackward;
+}
 
 // The arguments of one call; the loss ignores grad.
 struct Call {
@@ -71,25 +78,27 @@ struct Call {
 
 aclnnStatus first_phase(Op op, const Call& c, uint64_t* workspace, aclOpExecutor** executor) {
     switch (op) {
-    case Op::kLoss:
-        return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(c.self, c.target, c.weight, c.pos_weight,
-                                                                 c.reduction, c.out, workspace, executor);
-    case Op::kBackward:
-        return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-            c.grad, c.self, c.target, c.weight, c.pos_weight, c.reduction, c.out, workspace, executor);
-    case Op::kTargetBackward:
-        return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-            c.grad, c.self, c.target, c.weight, c.pos_weight, c.reduction, c.out, workspace, executor);
+        case Op::kLoss:
+            return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(c.self, c.target, c.weight, c.pos_weight,
+                                                                     c.reduction, c.out, workspace, executor);
+        case Op::kBackward:
+            return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
+                c.grad, c.self, c.target, c.weight, c.pos_weight, c.reduction, c.out, workspace, executor);
+        case Op::kTargetBackward:
+            return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+                c.grad, c.self, c.target, c.weight, c.pos_weight, c.reduction, c.out, workspace, executor);
     }
     return ACLNN_ERR_INNER;
 }
 
 aclnnStatus second_phase(Op op, void* workspace, uint64_t size, aclOpExecutor* executor) {
     switch (op) {
-    case Op::kLoss: return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, nullptr);
-    case Op::kBackward: return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, nullptr);
-    case Op::kTargetBackward:
-        return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, nullptr);
+        case Op::kLoss:
+            return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, nullptr);
+        case Op::kBackward:
+            return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, nullptr);
+        case Op::kTargetBackward:
+            return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, nullptr);
     }
     return ACLNN_ERR_INNER;
 }
@@ -106,11 +115,14 @@ void expect_refused(Op op, const Call& call, aclnnStatus status, const std::stri
     EXPECT_EQ(message(), api(op) + ": " + text);
     EXPECT_EQ(executor, nullptr) << "a refused call hands out no executor";
     size_t k = 0;
-    for (const DeviceTensor* out : outputs) EXPECT_EQ(out->storage_bytes(), before[k++]) << "a refused call writes nothing";
+    for (const DeviceTensor* out : outputs)
+        EXPECT_EQ(out->storage_bytes(), before[k++]) << "a refused call writes nothing";
 }
 
 // For both gradients: the name their output has in messages.
-const char* output_name(Op op) { return op == Op::kTargetBackward ? "gradTarget" : "out"; }
+const char* output_name(Op op) {
+    return op == Op::kTargetBackward ? "gradTarget" : "out";
+}
 
 // Valid [4,5] float32 operands: gradOutput, self, target, weight [5], posWeight [5], an out of
 // self's shape (the gradients, the loss with none) and a 0-d one (the reduced loss).
@@ -135,7 +147,13 @@ protected:
     // A valid call of op, out chosen by the reduction.
     Call full(Op op, int64_t reduction = 0) {
         Operands& o = *operands_;
-        return Call{o.g, o.s, o.t, o.w, o.p, reduction, op == Op::kLoss && reduction != 0 ? o.loss.get() : o.out.get()};
+        return Call{o.g,
+                    o.s,
+                    o.t,
+                    o.w,
+                    o.p,
+                    reduction,
+                    op == Op::kLoss && reduction != 0 ? o.loss.get() : o.out.get()};
     }
 
 private:
@@ -202,8 +220,8 @@ TEST_F(BceWithLogitsChecks, DtypesOutsideFloat32Float16Bfloat16AreInvalid) {
     for (Op op : kAll) {
         Call c = full(op);
         c.target = int_target;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target has dtype int32; expected float32, float16 or bfloat16",
-                       {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
+                       "target has dtype int32; expected float32, float16 or bfloat16", {&out});
         c = full(op);
         c.pos_weight = double_pos;
         expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
@@ -214,12 +232,13 @@ TEST_F(BceWithLogitsChecks, DtypesOutsideFloat32Float16Bfloat16AreInvalid) {
                        "weightOptional has dtype bool; expected float32, float16 or bfloat16", {&out});
         c = full(op);
         c.self = int8_self;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "self has dtype int8; expected float32, float16 or bfloat16",
-                       {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
+                       "self has dtype int8; expected float32, float16 or bfloat16", {&out});
         c = full(op);
         c.out = int64_out;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
-                       std::string(output_name(op)) + " has dtype int64; expected float32, float16 or bfloat16");
+        expect_refused(
+            op, c, ACLNN_ERR_PARAM_INVALID,
+            std::string(output_name(op)) + " has dtype int64; expected float32, float16 or bfloat16");
     }
     for (Op op : kGradients) {
         Call c = full(op);
@@ -231,20 +250,23 @@ TEST_F(BceWithLogitsChecks, DtypesOutsideFloat32Float16Bfloat16AreInvalid) {
 
 TEST_F(BceWithLogitsChecks, OutputDtypeMustEqualTargetDtype) {
     auto& [g, s, t, w, p, out, loss] = operands();
-    DeviceTensor t16(values(20, 0.25f), {4, 5}, ACL_FLOAT16), out16(values(20, kSentinel), {4, 5}, ACL_FLOAT16);
+    DeviceTensor t16(values(20, 0.25f), {4, 5}, ACL_FLOAT16),
+        out16(values(20, kSentinel), {4, 5}, ACL_FLOAT16);
     DeviceTensor loss_bf16(values(1, kSentinel), {}, ACL_BF16);
     for (Op op : kAll) {
         Call c = full(op);
         c.target = t16;  // float16 target, float32 output
         expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
-                       std::string(output_name(op)) + " has dtype float32 but target has dtype float16; they must be "
-                                                      "equal",
+                       std::string(output_name(op)) +
+                           " has dtype float32 but target has dtype float16; they must be "
+                           "equal",
                        {&out});
         c = full(op);
         c.out = out16;  // float32 target, float16 output, although float32 casts to float16
         expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
-                       std::string(output_name(op)) + " has dtype float16 but target has dtype float32; they must be "
-                                                      "equal",
+                       std::string(output_name(op)) +
+                           " has dtype float16 but target has dtype float32; they must be "
+                           "equal",
                        {&out16});
     }
     Call c = full(Op::kLoss, 2);
@@ -275,7 +297,8 @@ TEST_F(BceWithLogitsChecks, ReductionMustBeNoneMeanOrSum) {
             Call c = full(op);
             c.reduction = reduction;
             expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
-                           "reduction " + std::to_string(reduction) + " is not 0 (none), 1 (mean) or 2 (sum)", {&out});
+                           "reduction " + std::to_string(reduction) + " is not 0 (none), 1 (mean) or 2 (sum)",
+                           {&out});
         }
     }
 }
@@ -292,17 +315,19 @@ TEST_F(BceWithLogitsChecks, MoreThanEightDimensionsAreInvalid) {
                        "self has 9 dimensions; at most 8 are supported", {&out9});
         Call c = full(op);
         c.pos_weight = p9;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "posWeightOptional has 9 dimensions; at most 8 are supported",
-                       {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
+                       "posWeightOptional has 9 dimensions; at most 8 are supported", {&out});
     }
     // Eight are fine.
     const std::vector<int64_t> eight = {2, 1, 2, 1, 1, 2, 1, 3};
-    DeviceTensor s8(values(24, 0.3f), eight), t8(values(24, 0.25f), eight), out8(values(24, kSentinel), eight);
+    DeviceTensor s8(values(24, 0.3f), eight), t8(values(24, 0.25f), eight),
+        out8(values(24, kSentinel), eight);
     DeviceTensor p3(values(3, 3.0f), {3});
     for (Op op : kAll) {
         uint64_t workspace = 0;
         aclOpExecutor* executor = nullptr;
-        EXPECT_EQ(first_phase(op, Call{one, s8, t8, nullptr, p3, 0, out8}, &workspace, &executor), ACLNN_SUCCESS)
+        EXPECT_EQ(first_phase(op, Call{one, s8, t8, nullptr, p3, 0, out8}, &workspace, &executor),
+                  ACLNN_SUCCESS)
             << message();
         EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
     }
@@ -314,9 +339,11 @@ TEST_F(BceWithLogitsChecks, TargetMustHaveSelfsShape) {
     for (Op op : kAll) {
         Call c = full(op);
         c.target = row;  // broadcastable, but not self's shape
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target shape [5] must equal self shape [4,5]", {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target shape [5] must equal self shape [4,5]",
+                       {&out});
         c.target = transposed;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target shape [5,4] must equal self shape [4,5]", {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target shape [5,4] must equal self shape [4,5]",
+                       {&out});
     }
 }
 
@@ -327,8 +354,8 @@ TEST_F(BceWithLogitsChecks, WeightAndPosWeightMustBroadcastToSelf) {
     for (Op op : kAll) {
         Call c = full(op);
         c.weight = column;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "weightOptional shape [4] cannot broadcast to self shape [4,5]",
-                       {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
+                       "weightOptional shape [4] cannot broadcast to self shape [4,5]", {&out});
         c = full(op);
         c.pos_weight = three;
         expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
@@ -356,8 +383,8 @@ TEST_F(BceWithLogitsChecks, GradOutputMustBroadcastToSelf) {
     for (Op op : kGradients) {
         Call c = full(op);
         c.grad = column;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "gradOutput shape [4] cannot broadcast to self shape [4,5]",
-                       {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
+                       "gradOutput shape [4] cannot broadcast to self shape [4,5]", {&out});
         // A 0-d self takes only a 0-d gradOutput.
         expect_refused(op, Call{one, scalar_self, scalar_target, nullptr, nullptr, 1, scalar_out},
                        ACLNN_ERR_PARAM_INVALID, "gradOutput shape [1] cannot broadcast to self shape []",
@@ -367,7 +394,8 @@ TEST_F(BceWithLogitsChecks, GradOutputMustBroadcastToSelf) {
 
 TEST_F(BceWithLogitsChecks, OutputShapeFollowsTheReduction) {
     auto& [g, s, t, w, p, out, loss] = operands();
-    DeviceTensor wrong(values(20, kSentinel), {5, 4}), pair(values(2, kSentinel), {2}), one(values(1, kSentinel), {1});
+    DeviceTensor wrong(values(20, kSentinel), {5, 4}), pair(values(2, kSentinel), {2}),
+        one(values(1, kSentinel), {1});
     DeviceTensor one_by_one(values(1, kSentinel), {1, 1});
     for (Op op : kAll) {
         for (int64_t reduction : {0, 1, 2}) {
@@ -375,21 +403,22 @@ TEST_F(BceWithLogitsChecks, OutputShapeFollowsTheReduction) {
             Call c = full(op, reduction);
             c.out = wrong;
             expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
-                           std::string(output_name(op)) + " shape [5,4] must be self's shape [4,5]", {&wrong});
+                           std::string(output_name(op)) + " shape [5,4] must be self's shape [4,5]",
+                           {&wrong});
         }
     }
     // The reduced loss: 0-d or [1], nothing else of one element either.
     for (int64_t reduction : {1, 2}) {
         Call c = full(Op::kLoss, reduction);
         c.out = pair;
-        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID, "out shape [2] must be [] or [1] for a reduced loss",
-                       {&pair});
+        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID,
+                       "out shape [2] must be [] or [1] for a reduced loss", {&pair});
         c.out = one_by_one;
-        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID, "out shape [1,1] must be [] or [1] for a reduced loss",
-                       {&one_by_one});
+        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID,
+                       "out shape [1,1] must be [] or [1] for a reduced loss", {&one_by_one});
         c.out = out;  // self's shape is not a reduced shape
-        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID, "out shape [4,5] must be [] or [1] for a reduced loss",
-                       {&out});
+        expect_refused(Op::kLoss, c, ACLNN_ERR_PARAM_INVALID,
+                       "out shape [4,5] must be [] or [1] for a reduced loss", {&out});
         c.out = one;
         uint64_t workspace = 0;
         aclOpExecutor* executor = nullptr;
@@ -411,7 +440,8 @@ TEST_F(BceWithLogitsChecks, GradientsWantSelfTargetAndOutputInOneFormat) {
     for (Op op : kGradients) {
         Call c = full(op);
         c.target = nchw_target;
-        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target has format NCHW but self has format ND", {&out});
+        expect_refused(op, c, ACLNN_ERR_PARAM_INVALID, "target has format NCHW but self has format ND",
+                       {&out});
         c = full(op);
         c.out = nhwc_out;
         expect_refused(op, c, ACLNN_ERR_PARAM_INVALID,
@@ -441,7 +471,8 @@ TEST_F(BceWithLogitsChecks, GradientsWantSelfTargetAndOutputInOneFormat) {
 TEST_F(BceWithLogitsChecks, TheLossReportsTheFirstFailingCheckInItsOrder) {
     auto& [g, s, t, w, p, out, loss] = operands();
     RawTensor int_target({4, 5}, ACL_INT32), int_nine(std::vector<int64_t>(9, 1), ACL_INT32);
-    DeviceTensor nine(values(1, 0.3f), std::vector<int64_t>(9, 1)), t16(values(20, 0.25f), {4, 5}, ACL_FLOAT16);
+    DeviceTensor nine(values(1, 0.3f), std::vector<int64_t>(9, 1)),
+        t16(values(20, 0.25f), {4, 5}, ACL_FLOAT16);
     DeviceTensor wrong(values(20, kSentinel), {5, 4}), row(values(5, 0.25f), {5});
     const Op op = Op::kLoss;
     // null before dtype
@@ -484,7 +515,8 @@ TEST_F(BceWithLogitsChecks, TheGradientsReportTheFirstFailingCheckInTheirOrder) 
         expect_refused(op, Call{g, s, int_target, nullptr, nullptr, 9, wrong}, ACLNN_ERR_PARAM_INVALID,
                        "target has dtype int32; expected float32, float16 or bfloat16", {&wrong});
         expect_refused(op, Call{g, s, t16, nullptr, nullptr, 9, wrong}, ACLNN_ERR_PARAM_INVALID,
-                       output + " has dtype float32 but target has dtype float16; they must be equal", {&wrong});
+                       output + " has dtype float32 but target has dtype float16; they must be equal",
+                       {&wrong});
         // format before shape and reduction
         expect_refused(op, Call{g, s, nchw_target, nullptr, nullptr, 9, wrong}, ACLNN_ERR_PARAM_INVALID,
                        "target has format NCHW but self has format ND", {&wrong});
@@ -530,7 +562,8 @@ TEST_F(BceWithLogitsChecks, EmptySelfSucceedsWithNoWorkspace) {
     // the output's storage is larger than its empty view: nothing of it may be written
     DeviceTensor out0(values(4, kSentinel), {4}, {0, 5}, {5, 1}, 0, ACL_FLOAT);
     DeviceTensor seven(values(7, 1.0f), {7}), mismatched(values(3, kSentinel), {3});
-    DeviceTensor mean_out(values(1, kSentinel), {}), sum_out(values(3, kSentinel), {3}, {1}, {1}, 2, ACL_FLOAT);
+    DeviceTensor mean_out(values(1, kSentinel), {}),
+        sum_out(values(3, kSentinel), {3}, {1}, {1}, 2, ACL_FLOAT);
     const auto run = [](Op op, const Call& c) {
         uint64_t workspace = 99;
         aclOpExecutor* executor = nullptr;
@@ -561,15 +594,15 @@ TEST_F(BceWithLogitsChecks, TheEmptyLossWritesInOutsDtype) {
         DeviceTensor s0(values(0, 0), {3, 0}, dtype), t0(values(0, 0), {3, 0}, dtype);
         // 1.5: exact in every dtype
         DeviceTensor mean_out(values(2, 1.5f), {2}, {1}, {1}, 1, dtype), sum_out(values(1, 1.5f), {}, dtype);
-        EXPECT_EQ(nnplug::test::run_op(nnplug::test::op_named("with_logits"), {s0, t0, nullptr, nullptr, mean_out},
-                                       {1}),
+        EXPECT_EQ(nnplug::test::run_op(nnplug::test::op_named("with_logits"),
+                                       {s0, t0, nullptr, nullptr, mean_out}, {1}),
                   ACLNN_SUCCESS)
             << message();
         const auto mean = mean_out.storage();
         EXPECT_EQ(mean[0], 1.5f) << "outside the view";
         EXPECT_TRUE(std::isnan(mean[1])) << mean[1];
-        EXPECT_EQ(nnplug::test::run_op(nnplug::test::op_named("with_logits"), {s0, t0, nullptr, nullptr, sum_out},
-                                       {2}),
+        EXPECT_EQ(nnplug::test::run_op(nnplug::test::op_named("with_logits"),
+                                       {s0, t0, nullptr, nullptr, sum_out}, {2}),
                   ACLNN_SUCCESS)
             << message();
         EXPECT_EQ(sum_out.storage_bytes(), std::vector<uint8_t>(2, 0)) << "+0 in 16 bits";
@@ -605,7 +638,8 @@ protected:
 TEST_F(BceWithLogitsOnAscend910, Bfloat16IsRefusedAtTheFirstPhase) {
     ASSERT_STREQ(aclrtGetSocName(), "Ascend910");
     const std::vector<float> four = {0.25f, -0.5f, 0.75f, 2.0f};
-    DeviceTensor g(four, {4}), s(four, {4}), t(four, {4}), out(values(4, kSentinel), {4}), loss(values(1, 0), {});
+    DeviceTensor g(four, {4}), s(four, {4}), t(four, {4}), out(values(4, kSentinel), {4}),
+        loss(values(1, 0), {});
     DeviceTensor bf16(four, {4}, ACL_BF16), out_bf16(values(4, kSentinel), {4}, ACL_BF16);
     for (Op op : kAll) {
         expect_refused(op, Call{g, bf16, t, nullptr, nullptr, 0, out}, ACLNN_ERR_PARAM_INVALID,
@@ -618,7 +652,8 @@ TEST_F(BceWithLogitsOnAscend910, Bfloat16IsRefusedAtTheFirstPhase) {
         DeviceTensor s16(four, {4}, ACL_FLOAT16);
         uint64_t workspace = 0;
         aclOpExecutor* executor = nullptr;
-        EXPECT_EQ(first_phase(op, Call{g, s16, t, s16, nullptr, 0, out}, &workspace, &executor), ACLNN_SUCCESS)
+        EXPECT_EQ(first_phase(op, Call{g, s16, t, s16, nullptr, 0, out}, &workspace, &executor),
+                  ACLNN_SUCCESS)
             << message();
         EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
     }

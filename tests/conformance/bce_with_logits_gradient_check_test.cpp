@@ -72,17 +72,17 @@ std::vector<float> run_gradient(const std::string& op, const Inputs& in) {
     DeviceTensor g(in.grad, in.reduction == 0 ? shape : std::vector<int64_t>{});
     DeviceTensor s(in.self, shape), t(in.target, shape), w(in.weight, {kCols}), p(in.pos_weight, {kCols});
     DeviceTensor out(std::vector<float>(kCount, 0.0f), shape);
-    const aclnnStatus status =
-        nnplug::test::run_op(nnplug::test::op_named(op),
-                             {g, s, t, in.weighted ? w.get() : nullptr, in.positive ? p.get() : nullptr, out},
-                             {in.reduction});
+    const aclnnStatus status = nnplug::test::run_op(
+        nnplug::test::op_named(op),
+        {g, s, t, in.weighted ? w.get() : nullptr, in.positive ? p.get() : nullptr, out}, {in.reduction});
     EXPECT_EQ(status, ACLNN_SUCCESS) << aclGetRecentErrMsg();
     return out.storage();
 }
 
 using Param = std::tuple<int64_t, bool, bool>;  // reduction, weight, posWeight
 
-class BceWithLogitsGradientCheck : public nnplug::test::RuntimeTest, public ::testing::WithParamInterface<Param> {};
+class BceWithLogitsGradientCheck : public nnplug::test::RuntimeTest,
+                                   public ::testing::WithParamInterface<Param> {};
 
 // Central differences with h = 1e-5 on a smooth objective: the truncation error is about
 // h^2 |f'''| / 6 and the rounding error about 1e-16 |f| / h, both below 1e-9 here.
@@ -101,10 +101,11 @@ TEST_P(BceWithLogitsGradientCheck, BackwardIsTheDerivativeWithRespectToSelf) {
         const double below = in.objective(x, y);
         x[i] = saved;
         const double numeric = (above - below) / (2 * kStep);
-        const double analytic =
-            reference::bce_with_logits_backward(in.g(i), in.w(i), in.p(i), in.self[i], in.target[i], in.scale());
+        const double analytic = reference::bce_with_logits_backward(in.g(i), in.w(i), in.p(i), in.self[i],
+                                                                    in.target[i], in.scale());
         EXPECT_NEAR(analytic, numeric, 1e-7 * std::abs(numeric) + 1e-9) << "float64 reference, element " << i;
-        EXPECT_NEAR(backend[i], numeric, 1e-5 * std::abs(numeric) + in.allowance(i)) << "backend, element " << i;
+        EXPECT_NEAR(backend[i], numeric, 1e-5 * std::abs(numeric) + in.allowance(i))
+            << "backend, element " << i;
     }
 }
 
@@ -122,22 +123,26 @@ TEST_P(BceWithLogitsGradientCheck, TargetBackwardIsTheDerivativeWithRespectToTar
         y[i] = saved;
         // The loss is linear in target: the central difference is exact but for rounding.
         const double numeric = (above - below) / (2 * kStep);
-        const double analytic = reference::bce_with_logits_target_backward(in.g(i), in.w(i), in.p(i), in.self[i],
-                                                                           in.scale());
+        const double analytic =
+            reference::bce_with_logits_target_backward(in.g(i), in.w(i), in.p(i), in.self[i], in.scale());
         EXPECT_NEAR(analytic, numeric, 1e-7 * std::abs(numeric) + 1e-9) << "float64 reference, element " << i;
-        EXPECT_NEAR(backend[i], numeric, 1e-5 * std::abs(numeric) + in.allowance(i)) << "backend, element " << i;
+        EXPECT_NEAR(backend[i], numeric, 1e-5 * std::abs(numeric) + in.allowance(i))
+            << "backend, element " << i;
     }
 }
 
 std::string name(const ::testing::TestParamInfo<Param>& info) {
     const int64_t reduction = std::get<0>(info.param);
-    return std::string(reduction == 0 ? "none" : reduction == 1 ? "mean" : "sum") +
-           (std::get<1>(info.param) ? "_weight" : "_noweight") + (std::get<2>(info.param) ? "_posweight" : "");
+    return std::string(reduction == 0   ? "none"
+                       : reduction == 1 ? "mean"
+                                        : "sum") +
+           (std::get<1>(info.param) ? "_weight" : "_noweight") +
+           (std::get<2>(info.param) ? "_posweight" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Reductions, BceWithLogitsGradientCheck,
-                         ::testing::Combine(::testing::Values(int64_t{0}, int64_t{1}, int64_t{2}), ::testing::Bool(),
-                                            ::testing::Bool()),
+                         ::testing::Combine(::testing::Values(int64_t{0}, int64_t{1}, int64_t{2}),
+                                            ::testing::Bool(), ::testing::Bool()),
                          name);
 
 }  // namespace

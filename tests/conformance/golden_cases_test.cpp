@@ -12,6 +12,8 @@
 // dtype. A case's `scale_f64` adds an absolute allowance for float32 terms that cancel
 // (golden_cases.h, kScaleEpsilons) to each of these. Storage outside the output's view stays
 // untouched.
+#include "golden_cases.h"
+
 #include <gtest/gtest.h>
 #include <nnplug/dtype_convert.h>
 
@@ -22,14 +24,13 @@
 #include <map>
 
 #include "acl_test_support.h"
-#include "golden_cases.h"
 #include "op_catalog.h"
 
 namespace {
 
+using nnplug::test::bits_at;
 using nnplug::test::GoldenCase;
 using nnplug::test::GoldenTensor;
-using nnplug::test::bits_at;
 using nnplug::test::ulp_distance;
 using nnplug::test::value_of;
 
@@ -52,7 +53,9 @@ TEST_P(GoldenCases, MatchesExpectation) {
     EXPECT_EQ(nnplug::test::check_golden_run(golden, run), "");
 }
 
-std::string case_name(const ::testing::TestParamInfo<size_t>& info) { return all_cases()[info.param].name; }
+std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
+    return all_cases()[info.param].name;
+}
 
 std::vector<size_t> case_indices() {
     std::vector<size_t> indices(all_cases().size());
@@ -83,7 +86,8 @@ TEST_F(GoldenSummary, LargestDifferencesPerOp) {
         const GoldenTensor& out_spec = golden.tensors.at(nnplug::test::op_named(golden.op).output);
         const aclDataType dtype = out_spec.dtype;
         if (dtype != ACL_FLOAT) continue;
-        const bool reduced = golden.attr("reduction") != 0 && golden.expect_bits.empty() && golden.expect_ulps < 0;
+        const bool reduced =
+            golden.attr("reduction") != 0 && golden.expect_bits.empty() && golden.expect_ulps < 0;
         Largest& entry = largest[golden.op + (reduced ? " (mean/sum)" : "")];
         const auto view = out_spec.view_indices();
         for (size_t n = 0; n < view.size() && n < golden.reference.size(); ++n) {
@@ -116,14 +120,17 @@ TEST_F(GoldenSummary, LargestDifferencesPerOp) {
         }
     }
     for (const auto& [op, entry] : largest) {
-        std::printf("%s: float32 vs float64: max rel %.3g over %zu plain elements, %.3g beyond the allowance over all "
-                    "%zu",
-                    op.c_str(), entry.relative, entry.plain, entry.relative_beyond, entry.elements);
+        std::printf(
+            "%s: float32 vs float64: max rel %.3g over %zu plain elements, %.3g beyond the allowance over "
+            "all "
+            "%zu",
+            op.c_str(), entry.relative, entry.plain, entry.relative_beyond, entry.elements);
         if (entry.allowed >= 0) {
-            std::printf("; vs PyTorch float32: max %lld ulps on plain elements, %lld beyond the allowance (%lld "
-                        "allowed)",
-                        static_cast<long long>(entry.ulps), static_cast<long long>(entry.ulps_beyond),
-                        static_cast<long long>(entry.allowed));
+            std::printf(
+                "; vs PyTorch float32: max %lld ulps on plain elements, %lld beyond the allowance (%lld "
+                "allowed)",
+                static_cast<long long>(entry.ulps), static_cast<long long>(entry.ulps_beyond),
+                static_cast<long long>(entry.allowed));
         }
         std::printf("\n");
     }

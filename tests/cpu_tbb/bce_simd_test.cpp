@@ -1,10 +1,12 @@
 // The vector kernels against the scalar SDK: conversions bit for bit over every 16-bit
 // value, the backward bit for bit, the forward within rtol 1e-5 of float64 (special
 // values included) and its logs within 2 ulp, on each Highway target the CPU supports.
+#include "bce_simd.h"
+
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
-#include <nnplug/ops/bce_math.h>
 #include <nnplug/dtype_convert.h>
+#include <nnplug/ops/bce_math.h>
 
 #include <cmath>
 #include <cstring>
@@ -14,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "bce_simd.h"
 #include "dtype_convert_simd.h"
 
 namespace {
@@ -99,7 +100,7 @@ Operands make_operands(size_t count) {
     Operands o;
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     const float specials[] = {0.0f, -0.0f, 1.0f, 1e-7f, 1.0f - 0x1p-24f, 1e-30f, 1e-40f, 1e-45f, -0.5f, 1.5f,
-                              inf, -inf, nan, 0.5f, 0x1p-126f, 0.999f};
+                              inf,  -inf,  nan,  0.5f,  0x1p-126f,       0.999f};
     for (size_t i = 0; i < count; ++i) {
         const bool special = i % 7 == 3;
         o.self.push_back(special ? specials[(i / 7) % std::size(specials)] : unit(random));
@@ -141,9 +142,15 @@ VectorRun forward_run_over(const Operands& o, size_t count, OperandAccess weight
     return run;
 }
 
-void backward(const VectorRun& run, float scale) { nnplug::cpu::bce_backward_kernels().map(run, scale); }
-void forward(const VectorRun& run) { nnplug::cpu::bce_forward_kernels().map(run, 1.0f); }
-double forward_sum(const VectorRun& run) { return nnplug::cpu::bce_forward_kernels().sum(run); }
+void backward(const VectorRun& run, float scale) {
+    nnplug::cpu::bce_backward_kernels().map(run, scale);
+}
+void forward(const VectorRun& run) {
+    nnplug::cpu::bce_forward_kernels().map(run, 1.0f);
+}
+double forward_sum(const VectorRun& run) {
+    return nnplug::cpu::bce_forward_kernels().sum(run);
+}
 
 TEST(CpuTbbKernels, BackwardEqualsTheCanonicalExpressionBitForBit) {
     const Operands o = make_operands(1000);

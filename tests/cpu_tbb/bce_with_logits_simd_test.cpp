@@ -6,6 +6,8 @@
 // ulp of the canonical libm expressions; the SPEC's edge values exactly; 16-bit inputs;
 // and cpu_tbb's driver on descriptors: posWeight [C] against [N, C], weight rounded to the
 // promoted dtype, reductions.
+#include "bce_with_logits_simd.h"
+
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 #include <nnplug/dtype_convert.h>
@@ -21,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "bce_with_logits_simd.h"
 #include "bce_with_logits_tile.h"
 #include "driver_call.h"
 
@@ -74,7 +75,8 @@ std::vector<float> map(void (*tile)(const float*, float*, int64_t), const std::v
 // Every `step`th float from first up to last (both of one sign).
 void add_floats(std::vector<float>& into, float first, float last, uint32_t step) {
     const uint32_t a = nnplug::float_bits(first), b = nnplug::float_bits(last);
-    for (uint32_t bits = std::min(a, b); bits <= std::max(a, b); bits += step) into.push_back(nnplug::bits_float(bits));
+    for (uint32_t bits = std::min(a, b); bits <= std::max(a, b); bits += step)
+        into.push_back(nnplug::bits_float(bits));
 }
 
 // --- exp -------------------------------------------------------------------------
@@ -85,8 +87,8 @@ TEST(BceWithLogitsVectorMath, ExpIsWithinOneUlpOverADenseSweep) {
     add_floats(x, -0.0f, -104.0f, 997);  // and of [-104, 0]
     add_floats(x, 0.34f, 0.36f, 1);      // every float around ln(2) / 2, where n steps
     add_floats(x, -0.34f, -0.36f, 1);
-    add_floats(x, 88.0f, 89.0f, 1);      // every float around the overflow
-    add_floats(x, -87.0f, -104.0f, 7);   // and through the subnormal results
+    add_floats(x, 88.0f, 89.0f, 1);     // every float around the overflow
+    add_floats(x, -87.0f, -104.0f, 7);  // and through the subnormal results
     for_each_target([&](const char* name) {
         const std::vector<float> out = map(nnplug::simd::exp_tile, x);
         double worst = 0;
@@ -100,17 +102,19 @@ TEST(BceWithLogitsVectorMath, ExpIsWithinOneUlpOverADenseSweep) {
             worst_distance = std::max(worst_distance, distance);
             ASSERT_LE(distance, 1) << "exp(" << x[i] << ") = " << out[i] << ", exactly " << exact;
         }
-        std::printf("[ %s ] vector exp over %zu floats: max error %.3f ulp (at %g), max %lld ulp from the "
-                    "rounded exact value\n",
-                    name, x.size(), worst, worst_x, static_cast<long long>(worst_distance));
+        std::printf(
+            "[ %s ] vector exp over %zu floats: max error %.3f ulp (at %g), max %lld ulp from the "
+            "rounded exact value\n",
+            name, x.size(), worst, worst_x, static_cast<long long>(worst_distance));
         EXPECT_LT(worst, 1.0);
     });
 }
 
 TEST(BceWithLogitsVectorMath, ExpSpecialCases) {
     const float max_finite = 88.72283172607421875f;  // the last float whose exp is finite
-    const std::vector<float> x = {0.0f, -0.0f, kInf, -kInf, kNan, max_finite, std::nextafter(max_finite, kInf),
-                                  100.0f, 3e38f, -103.9f, -104.0f, -3e38f, -87.0f, 1e-8f, -1e-8f};
+    const std::vector<float> x = {
+        0.0f,    -0.0f,   kInf,   -kInf,  kNan,  max_finite, std::nextafter(max_finite, kInf), 100.0f, 3e38f,
+        -103.9f, -104.0f, -3e38f, -87.0f, 1e-8f, -1e-8f};
     for_each_target([&](const char*) {
         const std::vector<float> out = map(nnplug::simd::exp_tile, x);
         EXPECT_EQ(out[0], 1.0f);
@@ -161,11 +165,13 @@ TEST(BceWithLogitsVectorMath, LossExpIsWithinFewUlpAndLeavesOnePlusItAsLibmDoes)
             if (error > worst_ulp) worst_ulp = error, worst_x = x[i];
             if (std::fabs(x[i]) <= 8.0f) worst_ulp_to_8 = std::max(worst_ulp_to_8, error);
             worst_absolute = std::max(worst_absolute, std::abs(out[i] - exact) * 0x1p24);
-            ASSERT_LE(ulp_distance(out[i], static_cast<float>(exact)), 2) << "exp(-|" << x[i] << "|) = " << out[i];
+            ASSERT_LE(ulp_distance(out[i], static_cast<float>(exact)), 2)
+                << "exp(-|" << x[i] << "|) = " << out[i];
         }
-        std::printf("[ %s ] loss exp(-|x|) over %zu floats: max error %.3f ulp (at %g; %.3f up to |x| = 8), "
-                    "%.3f x 2^-24 absolute\n",
-                    name, x.size(), worst_ulp, worst_x, worst_ulp_to_8, worst_absolute);
+        std::printf(
+            "[ %s ] loss exp(-|x|) over %zu floats: max error %.3f ulp (at %g; %.3f up to |x| = 8), "
+            "%.3f x 2^-24 absolute\n",
+            name, x.size(), worst_ulp, worst_x, worst_ulp_to_8, worst_absolute);
         EXPECT_LT(worst_ulp, 1.5);
         EXPECT_LT(worst_ulp_to_8, 1.0);
         EXPECT_LT(worst_absolute, 1.0);
@@ -189,9 +195,10 @@ TEST(BceWithLogitsVectorMath, LossLogIsWithinTwoUlpOnEveryFloatFromOneToTwo) {
             if (error > worst) worst = error, worst_u = u[i];
             worst_distance = std::max(worst_distance, ulp_distance(out[i], static_cast<float>(exact)));
         }
-        std::printf("[ %s ] loss ln(u) on the %zu floats of [1, 2]: max error %.3f ulp (at %.9g), max %lld ulp from "
-                    "the rounded exact value\n",
-                    name, u.size(), worst, worst_u, static_cast<long long>(worst_distance));
+        std::printf(
+            "[ %s ] loss ln(u) on the %zu floats of [1, 2]: max error %.3f ulp (at %.9g), max %lld ulp from "
+            "the rounded exact value\n",
+            name, u.size(), worst, worst_u, static_cast<long long>(worst_distance));
         EXPECT_LT(worst, 2.0);
         EXPECT_LE(worst_distance, 2);
         EXPECT_EQ(out.front(), 0.0f);
@@ -227,8 +234,9 @@ TEST(BceWithLogitsVectorMath, SigmoidSoftplusAndLog1pExpAreWithinFewUlpOfLibm) {
             float worst_x = 0;
             for (size_t i = 0; i < x.size(); ++i) {
                 const float canonical = piece.canonical(x[i]);
-                const double distance = piece.absolute ? std::abs(static_cast<double>(out[i]) - canonical) * 0x1p24
-                                                       : static_cast<double>(ulp_distance(out[i], canonical));
+                const double distance = piece.absolute
+                                            ? std::abs(static_cast<double>(out[i]) - canonical) * 0x1p24
+                                            : static_cast<double>(ulp_distance(out[i], canonical));
                 if (distance > worst) worst = distance, worst_x = x[i];
             }
             std::printf("[ %s ] %s: max %.2f %s from libm (at %g)\n", name, piece.name, worst,
@@ -251,9 +259,9 @@ Operands make_operands(size_t count, unsigned seed) {
     std::mt19937 random(seed);
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     std::uniform_real_distribution<float> logit(-20.0f, 20.0f);
-    const float specials[] = {0.0f,  -0.0f, kInf,  -kInf,   kNan,   100.0f, -100.0f, 88.8f,  -88.8f, 1e-30f,
-                              -1e-8f, 17.0f, -17.0f, 3e38f, -3e38f, 1e-45f, 0.5f,    -103.f, 200.f,  -0.7f,
-                              -kNan};  // a NaN with the sign bit set
+    const float specials[] = {0.0f,   -0.0f,  kInf,   -kInf, kNan,   100.0f, -100.0f, 88.8f,
+                              -88.8f, 1e-30f, -1e-8f, 17.0f, -17.0f, 3e38f,  -3e38f,  1e-45f,
+                              0.5f,   -103.f, 200.f,  -0.7f, -kNan};  // a NaN with the sign bit set
     Operands o;
     for (size_t i = 0; i < count; ++i) {
         float x = i % 5 == 0 ? logit(random) * 5.0f : logit(random);
@@ -281,7 +289,8 @@ Pieces vector_pieces(const std::vector<float>& x) {
 
 float forward_with(float sp, float x, float y, float w, float p, bool weighted, bool positive) {
     const float m = nnplug::clamp_below(-x, 0.0f);
-    const float loss = positive ? (1.0f - y) * x + ((p - 1.0f) * y + 1.0f) * (sp + m) : (((1.0f - y) * x + m) + sp);
+    const float loss =
+        positive ? (1.0f - y) * x + ((p - 1.0f) * y + 1.0f) * (sp + m) : (((1.0f - y) * x + m) + sp);
     return weighted ? loss * w : loss;
 }
 
@@ -310,9 +319,11 @@ std::vector<float> run_tile(Op op, const Operands& o, bool weighted, bool positi
     const float* w = weighted ? o.weight.data() : nullptr;
     const float* p = positive ? o.pos_weight.data() : nullptr;
     const int64_t n = static_cast<int64_t>(o.size());
-    if (op == Op::kForward) nnplug::simd::logits_forward_tile(o.self.data(), o.target.data(), w, p, out.data(), n);
+    if (op == Op::kForward)
+        nnplug::simd::logits_forward_tile(o.self.data(), o.target.data(), w, p, out.data(), n);
     if (op == Op::kBackward)
-        nnplug::simd::logits_backward_tile(o.grad.data(), o.self.data(), o.target.data(), w, p, scale, out.data(), n);
+        nnplug::simd::logits_backward_tile(o.grad.data(), o.self.data(), o.target.data(), w, p, scale,
+                                           out.data(), n);
     if (op == Op::kTargetBackward)
         nnplug::simd::logits_target_backward_tile(o.grad.data(), o.self.data(), w, p, scale, out.data(), n);
     return out;
@@ -324,8 +335,8 @@ const nnplug::cpu::VectorKernels& kernels_of(Op op) {
     return nnplug::cpu::bce_with_logits_target_backward_kernels();
 }
 
-VectorRun run_over(Op op, const Operands& o, OperandAccess grad, OperandAccess weight, OperandAccess pos_weight,
-                   float* out) {
+VectorRun run_over(Op op, const Operands& o, OperandAccess grad, OperandAccess weight,
+                   OperandAccess pos_weight, float* out) {
     VectorRun run;
     run.length = static_cast<int64_t>(o.size());
     run.out = out;
@@ -348,7 +359,8 @@ VectorRun run_over(Op op, const Operands& o, OperandAccess grad, OperandAccess w
     return run;
 }
 
-constexpr OperandAccess kAccesses[] = {OperandAccess::kAbsent, OperandAccess::kSplat, OperandAccess::kContiguous};
+constexpr OperandAccess kAccesses[] = {OperandAccess::kAbsent, OperandAccess::kSplat,
+                                       OperandAccess::kContiguous};
 
 // Element i of the op with the vector pieces, each input at its access.
 float expected_with_pieces(Op op, const Operands& o, const Pieces& pieces, size_t i, OperandAccess grad,
@@ -358,8 +370,10 @@ float expected_with_pieces(Op op, const Operands& o, const Pieces& pieces, size_
     };
     const bool weighted = weight != OperandAccess::kAbsent, positive = pos_weight != OperandAccess::kAbsent;
     const float w = at(o.weight, weight), p = at(o.pos_weight, pos_weight), g = at(o.grad, grad);
-    if (op == Op::kForward) return forward_with(pieces.sp[i], o.self[i], o.target[i], w, p, weighted, positive);
-    if (op == Op::kBackward) return backward_with(pieces.s[i], g, o.target[i], w, p, scale, weighted, positive);
+    if (op == Op::kForward)
+        return forward_with(pieces.sp[i], o.self[i], o.target[i], w, p, weighted, positive);
+    if (op == Op::kBackward)
+        return backward_with(pieces.s[i], g, o.target[i], w, p, scale, weighted, positive);
     return target_backward_with(pieces.tail[i], g, o.self[i], w, p, scale, weighted, positive);
 }
 
@@ -377,7 +391,8 @@ TEST(BceWithLogitsVectorMath, OpsAreTheCanonicalOperationsOnTheVectorPiecesBitFo
                         kernels_of(op).map(run_over(op, o, grad, weight, pos_weight, out.data()), scale);
                         std::vector<float> tile;
                         const bool tile_case = grad == OperandAccess::kContiguous &&
-                                               weight != OperandAccess::kSplat && pos_weight != OperandAccess::kSplat;
+                                               weight != OperandAccess::kSplat &&
+                                               pos_weight != OperandAccess::kSplat;
                         if (tile_case)
                             tile = run_tile(op, o, weight != OperandAccess::kAbsent,
                                             pos_weight != OperandAccess::kAbsent, scale);
@@ -394,7 +409,8 @@ TEST(BceWithLogitsVectorMath, OpsAreTheCanonicalOperationsOnTheVectorPiecesBitFo
                                 << static_cast<int>(grad) << " element " << i << " (x = " << o.self[i]
                                 << "): " << out[i] << " vs " << expected;
                             if (tile_case) {
-                                ASSERT_EQ(nnplug::float_bits(tile[i]), nnplug::float_bits(out[i])) << "tile, element " << i;
+                                ASSERT_EQ(nnplug::float_bits(tile[i]), nnplug::float_bits(out[i]))
+                                    << "tile, element " << i;
                             }
                         }
                     }
@@ -431,10 +447,12 @@ TEST(BceWithLogitsVectorMath, OpsAreWithinFewUlpOfTheCanonicalLibmExpressions) {
         for (const bool positive : {false, true}) {
             const std::vector<float> forward = run_tile(Op::kForward, o, true, positive, 1.0f);
             const std::vector<float> backward = run_tile(Op::kBackward, o, true, positive, scale);
-            const std::vector<float> target_backward = run_tile(Op::kTargetBackward, o, true, positive, scale);
+            const std::vector<float> target_backward =
+                run_tile(Op::kTargetBackward, o, true, positive, scale);
             double forward_ulp = 0, backward_ulp = 0, target_ulp = 0;
             for (size_t i = 0; i < o.size(); ++i) {
-                const float x = o.self[i], y = o.target[i], w = o.weight[i], p = o.pos_weight[i], g = o.grad[i];
+                const float x = o.self[i], y = o.target[i], w = o.weight[i], p = o.pos_weight[i],
+                            g = o.grad[i];
                 const float loss = positive ? nnplug::bce_with_logits_forward_pos(x, y, w, p)
                                             : nnplug::bce_with_logits_forward(x, y, w);
                 // log(1 + e) is only as accurate as 1 + e rounded, in [1, 2]: an absolute 2^-24,
@@ -456,11 +474,13 @@ TEST(BceWithLogitsVectorMath, OpsAreWithinFewUlpOfTheCanonicalLibmExpressions) {
                              : nnplug::bce_with_logits_target_backward(g, x, w, scale);
                 const double lsm = nnplug::bce_log_sigmoid(-x), ls = nnplug::bce_log_sigmoid(x);
                 const double target_term = positive ? std::max(std::abs(lsm), std::abs(p * ls)) : std::abs(x);
-                target_ulp = std::max(target_ulp, term_ulps(target_backward[i], gradient_target, factor, target_term));
+                target_ulp =
+                    std::max(target_ulp, term_ulps(target_backward[i], gradient_target, factor, target_term));
             }
-            std::printf("[ %s ] %s posWeight, in ulp of the largest term: forward max %.2f, backward max %.2f, "
-                        "target backward max %.2f\n",
-                        name, positive ? "with" : "without", forward_ulp, backward_ulp, target_ulp);
+            std::printf(
+                "[ %s ] %s posWeight, in ulp of the largest term: forward max %.2f, backward max %.2f, "
+                "target backward max %.2f\n",
+                name, positive ? "with" : "without", forward_ulp, backward_ulp, target_ulp);
             EXPECT_LE(forward_ulp, 4.0);
             EXPECT_LE(backward_ulp, 4.0);
             EXPECT_LE(target_ulp, 4.0);
@@ -496,9 +516,8 @@ void expect_edges(Op op, const std::vector<Edge>& edges) {
         for (size_t i = 0; i < o.size(); ++i) {
             const float x = o.self[i], y = o.target[i], p = o.pos_weight[i];
             const float canonical =
-                op == Op::kForward
-                    ? (positive ? nnplug::bce_with_logits_forward_pos(x, y, 1.0f, p)
-                                : nnplug::bce_with_logits_forward(x, y, 1.0f))
+                op == Op::kForward ? (positive ? nnplug::bce_with_logits_forward_pos(x, y, 1.0f, p)
+                                               : nnplug::bce_with_logits_forward(x, y, 1.0f))
                 : op == Op::kBackward
                     ? (positive ? nnplug::bce_with_logits_backward_pos(1.0f, x, y, 1.0f, p, 1.0f)
                                 : nnplug::bce_with_logits_backward(1.0f, x, y, 1.0f, 1.0f))
@@ -518,8 +537,8 @@ void expect_edges(Op op, const std::vector<Edge>& edges) {
                                    1.0f);
                 for (size_t i = 0; i < o.size(); ++i) {
                     EXPECT_TRUE(same_bits_or_both_nan(tile[i], expected[i]))
-                        << "op " << static_cast<int>(op) << " x " << o.self[i] << " y " << o.target[i] << " p "
-                        << o.pos_weight[i] << ": " << tile[i] << " vs " << expected[i];
+                        << "op " << static_cast<int>(op) << " x " << o.self[i] << " y " << o.target[i]
+                        << " p " << o.pos_weight[i] << ": " << tile[i] << " vs " << expected[i];
                     EXPECT_TRUE(same_bits_or_both_nan(mapped[i], tile[i])) << "element " << i;
                 }
             }
@@ -532,16 +551,16 @@ TEST(BceWithLogitsEdgeValues, ForwardAsTheSpecSays) {
     EXPECT_EQ(static_cast<float>(std::log(2.0)), kLn2);
     EXPECT_EQ(ln2_times_3, 2.0794415f);
     expect_edges(Op::kForward, {
-                                   {-kInf, 0.0f, kAbsent, kNan},  {-kInf, 0.5f, kAbsent, kNan},
-                                   {-kInf, 1.0f, kAbsent, kNan},  {-kInf, 1.0f, 3.0f, kNan},
-                                   {-kInf, 0.0f, 3.0f, kNan},     {kInf, 1.0f, kAbsent, kNan},
-                                   {kInf, 1.0f, 3.0f, kNan},      {0.0f, 0.0f, kAbsent, kLn2},
-                                   {-0.0f, 0.0f, kAbsent, kLn2},  {0.0f, 1.0f, kAbsent, kLn2},
-                                   {0.0f, 0.5f, kAbsent, kLn2},   {0.0f, 1.0f, 3.0f, 2.0794415f},
-                                   {-0.0f, 1.0f, 3.0f, 2.0794415f}, {100.0f, 0.0f, kAbsent, 100.0f},
+                                   {-kInf, 0.0f, kAbsent, kNan},     {-kInf, 0.5f, kAbsent, kNan},
+                                   {-kInf, 1.0f, kAbsent, kNan},     {-kInf, 1.0f, 3.0f, kNan},
+                                   {-kInf, 0.0f, 3.0f, kNan},        {kInf, 1.0f, kAbsent, kNan},
+                                   {kInf, 1.0f, 3.0f, kNan},         {0.0f, 0.0f, kAbsent, kLn2},
+                                   {-0.0f, 0.0f, kAbsent, kLn2},     {0.0f, 1.0f, kAbsent, kLn2},
+                                   {0.0f, 0.5f, kAbsent, kLn2},      {0.0f, 1.0f, 3.0f, 2.0794415f},
+                                   {-0.0f, 1.0f, 3.0f, 2.0794415f},  {100.0f, 0.0f, kAbsent, 100.0f},
                                    {-100.0f, 1.0f, kAbsent, 100.0f}, {100.0f, 0.0f, 3.0f, 100.0f},
-                                   {kInf, 0.0f, kAbsent, kInf},   {kNan, 0.5f, kAbsent, kNan},
-                                   {kNan, 0.5f, 3.0f, kNan},      {1.0f, kNan, kAbsent, kNan},
+                                   {kInf, 0.0f, kAbsent, kInf},      {kNan, 0.5f, kAbsent, kNan},
+                                   {kNan, 0.5f, 3.0f, kNan},         {1.0f, kNan, kAbsent, kNan},
                                    {1.0f, kNan, 3.0f, kNan},
                                });
 }
@@ -549,14 +568,22 @@ TEST(BceWithLogitsEdgeValues, ForwardAsTheSpecSays) {
 TEST(BceWithLogitsEdgeValues, BackwardAsTheSpecSaysAndNothingOverflowsForFiniteLogits) {
     const float max = std::numeric_limits<float>::max();
     expect_edges(Op::kBackward, {
-                                    {0.0f, 0.0f, kAbsent, 0.5f},   {-0.0f, 0.0f, kAbsent, 0.5f},
-                                    {20.0f, 0.0f, kAbsent, 1.0f},  {-100.0f, 1.0f, kAbsent, -1.0f},
-                                    {kInf, 0.0f, kAbsent, 1.0f},   {-kInf, 1.0f, kAbsent, -1.0f},
-                                    {0.0f, 1.0f, 3.0f, -1.5f},     {kNan, 0.0f, kAbsent, kNan},
-                                    {kNan, 1.0f, 3.0f, kNan},      {max, 0.0f, kAbsent, 1.0f},
-                                    {-max, 1.0f, kAbsent, -1.0f},  {max, 1.0f, 3.0f, 0.0f},
-                                    {-max, 1.0f, 3.0f, -3.0f},     {-89.0f, 0.0f, kAbsent, 0.0f},
-                                    {89.0f, 1.0f, kAbsent, 0.0f},  {1.0f, kNan, kAbsent, kNan},
+                                    {0.0f, 0.0f, kAbsent, 0.5f},
+                                    {-0.0f, 0.0f, kAbsent, 0.5f},
+                                    {20.0f, 0.0f, kAbsent, 1.0f},
+                                    {-100.0f, 1.0f, kAbsent, -1.0f},
+                                    {kInf, 0.0f, kAbsent, 1.0f},
+                                    {-kInf, 1.0f, kAbsent, -1.0f},
+                                    {0.0f, 1.0f, 3.0f, -1.5f},
+                                    {kNan, 0.0f, kAbsent, kNan},
+                                    {kNan, 1.0f, 3.0f, kNan},
+                                    {max, 0.0f, kAbsent, 1.0f},
+                                    {-max, 1.0f, kAbsent, -1.0f},
+                                    {max, 1.0f, 3.0f, 0.0f},
+                                    {-max, 1.0f, 3.0f, -3.0f},
+                                    {-89.0f, 0.0f, kAbsent, 0.0f},
+                                    {89.0f, 1.0f, kAbsent, 0.0f},
+                                    {1.0f, kNan, kAbsent, kNan},
                                 });
 }
 
@@ -592,7 +619,8 @@ Narrow narrow(int32_t dtype, const std::vector<float>& values) {
     Narrow n;
     for (const float v : values) {
         n.raw.push_back(dtype == NNPLUG_DTYPE_F16 ? nnplug::f32_to_f16(v) : nnplug::f32_to_bf16(v));
-        n.wide.push_back(dtype == NNPLUG_DTYPE_F16 ? nnplug::f16_to_f32(n.raw.back()) : nnplug::bf16_to_f32(n.raw.back()));
+        n.wide.push_back(dtype == NNPLUG_DTYPE_F16 ? nnplug::f16_to_f32(n.raw.back())
+                                                   : nnplug::bf16_to_f32(n.raw.back()));
     }
     return n;
 }
@@ -615,7 +643,9 @@ TEST(BceWithLogitsVectorMath, SixteenBitRunsEqualFloat32OnTheWidenedValuesRounde
                                              positive ? contiguous : OperandAccess::kAbsent, nullptr);
                     run.dtype = dtype;
                     run.out = out.data();
-                    const auto point = [&](int slot, const Narrow& values) { run.input[slot] = values.raw.data(); };
+                    const auto point = [&](int slot, const Narrow& values) {
+                        run.input[slot] = values.raw.data();
+                    };
                     if (op == Op::kForward) {
                         point(NNPLUG_BCE_WITH_LOGITS_SELF, x);
                         point(NNPLUG_BCE_WITH_LOGITS_TARGET, y);
@@ -659,8 +689,12 @@ struct Slots {
 };
 Slots slots_of(Op op) {
     if (op == Op::kForward)
-        return {-1, NNPLUG_BCE_WITH_LOGITS_SELF, NNPLUG_BCE_WITH_LOGITS_TARGET, NNPLUG_BCE_WITH_LOGITS_WEIGHT,
-                NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, NNPLUG_BCE_WITH_LOGITS_OUT};
+        return {-1,
+                NNPLUG_BCE_WITH_LOGITS_SELF,
+                NNPLUG_BCE_WITH_LOGITS_TARGET,
+                NNPLUG_BCE_WITH_LOGITS_WEIGHT,
+                NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT,
+                NNPLUG_BCE_WITH_LOGITS_OUT};
     return {NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT, NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF,
             NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET,      NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT,
             NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT,  NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT};
@@ -680,7 +714,8 @@ TEST(BceWithLogitsDriver, PosWeightOfOneRowAgainstNByCReadsInPlaceAndEqualsTheFu
             Storage full(dtype, n), out(dtype, n), full_out(dtype, n);
             for (int64_t i = 0; i < n; ++i) full.set(i, row.get(i % columns));
             Call call(op_kind(op), {rows, columns}, NNPLUG_REDUCTION_MEAN, operand_count(op));
-            if (op == Op::kForward) call = Call(op_kind(op), {rows, columns}, NNPLUG_REDUCTION_NONE, operand_count(op));
+            if (op == Op::kForward)
+                call = Call(op_kind(op), {rows, columns}, NNPLUG_REDUCTION_NONE, operand_count(op));
             call.promote_to(dtype);
             if (slot.grad >= 0) call.operand(slot.grad, grad, {0, 0});  // after a mean: one value
             call.operand(slot.self, self, {columns, 1});
@@ -703,9 +738,11 @@ TEST(BceWithLogitsDriver, PosWeightOfOneRowAgainstNByCReadsInPlaceAndEqualsTheFu
                 wide.weight.push_back(weight.get(i % columns));
                 wide.pos_weight.push_back(row.get(i % columns));
             }
-            const std::vector<float> reference = run_tile(op, wide, true, true, nnplug::sdk::scale(call.desc));
+            const std::vector<float> reference =
+                run_tile(op, wide, true, true, nnplug::sdk::scale(call.desc));
             for (int64_t i = 0; i < n; ++i)
-                ASSERT_TRUE(same_bits_or_both_nan(out.get(i), rounded(dtype, reference[static_cast<size_t>(i)])))
+                ASSERT_TRUE(
+                    same_bits_or_both_nan(out.get(i), rounded(dtype, reference[static_cast<size_t>(i)])))
                     << "element " << i;
         }
 }
@@ -714,30 +751,37 @@ TEST(BceWithLogitsDriver, ForwardRoundsWeightAndPosWeightToThePromotedDtypeFirst
     const int64_t rows = 9, columns = 300, n = rows * columns;
     Storage self = nnplug::test::random_storage(NNPLUG_DTYPE_F16, n, -6, 6, 7);
     Storage target = nnplug::test::random_storage(NNPLUG_DTYPE_F16, n, 0, 1, 8);
-    Storage weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, n, 0, 2, 9);          // float32 digits
-    Storage pos_weight = nnplug::test::random_storage(NNPLUG_DTYPE_BF16, columns, 0, 4, 10);  // bfloat16 digits
+    Storage weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, n, 0, 2, 9);  // float32 digits
+    Storage pos_weight =
+        nnplug::test::random_storage(NNPLUG_DTYPE_BF16, columns, 0, 4, 10);  // bfloat16 digits
     Storage one_weight = nnplug::test::random_storage(NNPLUG_DTYPE_F32, 1, 0.3f, 0.4f, 11);
     // The same values cast to float16 first: an all-float16 call, read in place.
-    Storage weight16(NNPLUG_DTYPE_F16, n), pos_weight16(NNPLUG_DTYPE_F16, columns), one16(NNPLUG_DTYPE_F16, 1);
+    Storage weight16(NNPLUG_DTYPE_F16, n), pos_weight16(NNPLUG_DTYPE_F16, columns),
+        one16(NNPLUG_DTYPE_F16, 1);
     for (int64_t i = 0; i < n; ++i) weight16.set(i, weight.get(i));
     for (int64_t i = 0; i < columns; ++i) pos_weight16.set(i, pos_weight.get(i));
     one16.set(0, one_weight.get(0));
     for (const bool splat_weight : {false, true}) {
         SCOPED_TRACE(splat_weight ? "weight of one element" : "weight of every element");
         Storage out(NNPLUG_DTYPE_F16, n), expected(NNPLUG_DTYPE_F16, n), unrounded(NNPLUG_DTYPE_F16, n);
-        Call mixed(NNPLUG_OP_BCE_WITH_LOGITS, {rows, columns}, NNPLUG_REDUCTION_NONE, NNPLUG_BCE_WITH_LOGITS_OPERANDS);
+        Call mixed(NNPLUG_OP_BCE_WITH_LOGITS, {rows, columns}, NNPLUG_REDUCTION_NONE,
+                   NNPLUG_BCE_WITH_LOGITS_OPERANDS);
         mixed.operand(NNPLUG_BCE_WITH_LOGITS_SELF, self, {columns, 1});
         mixed.operand(NNPLUG_BCE_WITH_LOGITS_TARGET, target, {columns, 1});
-        if (splat_weight) mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one_weight, {0, 0});
-        else mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight, {columns, 1});
+        if (splat_weight)
+            mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one_weight, {0, 0});
+        else
+            mixed.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight, {columns, 1});
         mixed.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight, {0, 1});
         mixed.operand(NNPLUG_BCE_WITH_LOGITS_OUT, out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
         Call as_float32 = mixed;  // no promoted dtype: float32, nothing rounded
         as_float32.operand(NNPLUG_BCE_WITH_LOGITS_OUT, unrounded, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
         mixed.promote_to(NNPLUG_DTYPE_F16);
         Call half = mixed;
-        if (splat_weight) half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one16, {0, 0});
-        else half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight16, {columns, 1});
+        if (splat_weight)
+            half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, one16, {0, 0});
+        else
+            half.operand(NNPLUG_BCE_WITH_LOGITS_WEIGHT, weight16, {columns, 1});
         half.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight16, {0, 1});
         half.operand(NNPLUG_BCE_WITH_LOGITS_OUT, expected, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
         mixed.run(nnplug::cpu::bce_with_logits_kernels(), 777, false);
@@ -761,7 +805,8 @@ TEST(BceWithLogitsDriver, ForwardSumAndMeanByFixedChunksAreCloseToFloat64AndInde
         call.operand(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT, pos_weight, {0});
         call.operand(NNPLUG_BCE_WITH_LOGITS_OUT, out, {0}, NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
         Call second = call;
-        second.operand(NNPLUG_BCE_WITH_LOGITS_OUT, again, {0}, NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
+        second.operand(NNPLUG_BCE_WITH_LOGITS_OUT, again, {0},
+                       NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
         const auto reduce = [](const Call& c, bool backwards) {
             const nnplug::cpu::ElementwiseCall reducing(nnplug::cpu::bce_with_logits_kernels(), c.desc);
             EXPECT_TRUE(reducing.reduces());

@@ -52,7 +52,9 @@ struct Call {
         desc.attrs[2] = attr_i64(NNPLUG_ATTR_REDUCE_COUNT, desc.numel);
     }
     // The promoted dtype of the inputs that take part in promotion (absent: float32).
-    void promote_to(int32_t dtype) { desc.attrs[desc.attr_count++] = attr_i64(NNPLUG_ATTR_PROMOTED_DTYPE, dtype); }
+    void promote_to(int32_t dtype) {
+        desc.attrs[desc.attr_count++] = attr_i64(NNPLUG_ATTR_PROMOTED_DTYPE, dtype);
+    }
     static nnplug_attr attr_i64(uint32_t key, int64_t value) {
         nnplug_attr attr{};
         attr.key = key;

@@ -2,6 +2,8 @@
 // (contiguous, splat gradOutput, weight broadcast along rows, streamed output) and the
 // general path (strided, mixed dtypes, 16-bit outputs), the backward bit for bit
 // against the canonical expression; reductions by fixed chunks.
+#include "elementwise.h"
+
 #include <gtest/gtest.h>
 #include <nnplug/dtype_convert.h>
 #include <nnplug/ops/bce_math.h>
@@ -14,7 +16,6 @@
 
 #include "bce_simd.h"
 #include "driver_call.h"
-#include "elementwise.h"
 
 namespace {
 

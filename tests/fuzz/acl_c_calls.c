@@ -17,4 +17,6 @@ int32_t nnplug_fuzz_data_type(const aclTensor* tensor, int32_t* dtype) {
     return status;
 }
 
-size_t nnplug_fuzz_dtype_size(int32_t dtype) { return aclDataTypeSize((aclDataType)dtype); }
+size_t nnplug_fuzz_dtype_size(int32_t dtype) {
+    return aclDataTypeSize((aclDataType)dtype);
+}

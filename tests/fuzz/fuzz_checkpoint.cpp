@@ -62,7 +62,8 @@ std::vector<Run> make_runs() {
         run.settings.hidden = run.hidden;
         run.settings.epochs = 5;
         run.settings.batch_size = 16;
-        run.identity.settings = {{"model.kind", run.settings.model_kind}, {"optimizer.kind", run.settings.optimizer}};
+        run.identity.settings = {{"model.kind", run.settings.model_kind},
+                                 {"optimizer.kind", run.settings.optimizer}};
         run.identity.data_fingerprint = 0x5eed;
         run.identity.layer_sizes = mlp ? std::vector<int64_t>{3, 2, 1} : std::vector<int64_t>{3, 1};
         run.bounds.epochs = 5;
@@ -82,10 +83,12 @@ const std::vector<Run>& runs() {
 // What trainer.cpp does with an accepted checkpoint, on 50 rows of 3 features.
 void resume(const Run& run, const train::TrainingState& state) {
     train::Model model(3, run.hidden, train::ModelOutput::kLogit);
-    if (model.parameters().size() != run.bounds.parameter_count) broken("the fuzzer's parameter count is wrong");
+    if (model.parameters().size() != run.bounds.parameter_count)
+        broken("the fuzzer's parameter count is wrong");
     model.parameters() = state.parameters;
     train::Optimizer optimizer(run.settings, model.parameters().size());
-    if (!optimizer.restore(state.optimizer_kind, state.optimizer_steps, state.optimizer_first, state.optimizer_second))
+    if (!optimizer.restore(state.optimizer_kind, state.optimizer_steps, state.optimizer_first,
+                           state.optimizer_second))
         broken("read_checkpoint accepted an optimizer state the optimizer refuses");
     train::RandomStream shuffle(1);
     if (!shuffle.restore(state.epoch_start_random))
@@ -102,7 +105,8 @@ void resume(const Run& run, const train::TrainingState& state) {
     train::TrainingState progress = state;
     std::vector<train::EpochMetrics> history = state.history;
     if (state.epochs_done < run.bounds.epochs) {
-        if (progress.batches_done == 0) progress.partial_loss_sum = 0, progress.partial_correct = 0, progress.partial_seen = 0;
+        if (progress.batches_done == 0)
+            progress.partial_loss_sum = 0, progress.partial_correct = 0, progress.partial_seen = 0;
         std::vector<float> batch(static_cast<size_t>(batch_size * 3)), grads(static_cast<size_t>(batch_size));
         for (int64_t b = state.batches_done; b < run.bounds.batches_per_epoch(); ++b) {
             const int64_t first = b * batch_size;
@@ -158,7 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         try {
             state = train::parse_checkpoint(bytes, "fuzz.bin", run.identity, run.bounds);
         } catch (const std::runtime_error& error) {
-            if (std::strstr(error.what(), "fuzz.bin") == nullptr) broken(std::string("a refusal without the file's name: ") + error.what());
+            if (std::strstr(error.what(), "fuzz.bin") == nullptr)
+                broken(std::string("a refusal without the file's name: ") + error.what());
             continue;
         }
         ++accepted;

@@ -63,7 +63,7 @@ size_t nnplug_fuzz_dtype_size(int32_t dtype);
 
 namespace {
 
-constexpr int64_t kMaxViewElements = 4096;   // ordinary dimensions are clamped to this
+constexpr int64_t kMaxViewElements = 4096;     // ordinary dimensions are clamped to this
 constexpr int64_t kMaxStorageBytes = 1 << 20;  // larger storages get no buffer (data null)
 constexpr size_t kGuardBytes = 64;             // after each storage, never written
 constexpr uint64_t kMaxWorkspace = 64 << 20;
@@ -135,12 +135,14 @@ struct Stats {
 
 void finalize_at_exit() {
     if (std::getenv("NNPLUG_FUZZ_STATS") != nullptr) {
-        std::fprintf(stderr, "fuzz_ops: inputs cpu_tbb %ld, Ascend910B %ld, Ascend910 %ld; backend changes %ld; "
-                             "tensors %ld (%ld refused)\n",
-                     g_stats.inputs[0], g_stats.inputs[1], g_stats.inputs[2], g_stats.switches, g_stats.tensors,
-                     g_stats.refused_tensors);
+        std::fprintf(stderr,
+                     "fuzz_ops: inputs cpu_tbb %ld, Ascend910B %ld, Ascend910 %ld; backend changes %ld; "
+                     "tensors %ld (%ld refused)\n",
+                     g_stats.inputs[0], g_stats.inputs[1], g_stats.inputs[2], g_stats.switches,
+                     g_stats.tensors, g_stats.refused_tensors);
         for (int op = 0; op < 5; ++op)
-            std::fprintf(stderr, "fuzz_ops: op %d planned %ld, ran %ld\n", op, g_stats.planned[op], g_stats.ran[op]);
+            std::fprintf(stderr, "fuzz_ops: op %d planned %ld, ran %ld\n", op, g_stats.planned[op],
+                         g_stats.ran[op]);
     }
     if (g_active >= 0) aclFinalize();
     g_active = -1;
@@ -156,8 +158,8 @@ void use_backend(int choice) {
     if (g_active >= 0) aclFinalize();
     g_active = -1;
     if (aclInit(backends()[static_cast<size_t>(choice)].path.c_str()) != ACL_SUCCESS) {
-        std::fprintf(stderr, "fuzz_ops: aclInit for %s failed: %s\n", backends()[static_cast<size_t>(choice)].name,
-                     aclGetRecentErrMsg());
+        std::fprintf(stderr, "fuzz_ops: aclInit for %s failed: %s\n",
+                     backends()[static_cast<size_t>(choice)].name, aclGetRecentErrMsg());
         std::abort();
     }
     g_active = choice;
@@ -175,13 +177,20 @@ const std::array<OpShape, 5>& ops() {
     static const std::array<OpShape, 5> list = {{
         {"aclnnBinaryCrossEntropy", {"self", "target", "weight", "out"}, 0, {false, false, true, false}},
         {"aclnnBinaryCrossEntropyBackward",
-         {"gradOutput", "self", "target", "weight", "out"}, 1, {false, false, false, true, false}},
+         {"gradOutput", "self", "target", "weight", "out"},
+         1,
+         {false, false, false, true, false}},
         {"aclnnBinaryCrossEntropyWithLogits",
-         {"self", "target", "weight", "posWeight", "out"}, 0, {false, false, true, true, false}},
+         {"self", "target", "weight", "posWeight", "out"},
+         0,
+         {false, false, true, true, false}},
         {"aclnnBinaryCrossEntropyWithLogitsBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "out"}, 1, {false, false, false, true, true, false}},
+         {"gradOutput", "self", "target", "weight", "posWeight", "out"},
+         1,
+         {false, false, false, true, true, false}},
         {"aclnnBinaryCrossEntropyWithLogitsTargetBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"}, 1,
+         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
+         1,
          {false, false, false, true, true, false}},
     }};
     return list;
@@ -190,29 +199,37 @@ const std::array<OpShape, 5>& ops() {
 aclnnStatus first_phase(int op, const std::vector<aclTensor*>& t, int64_t reduction, uint64_t* workspace,
                         aclOpExecutor** executor) {
     switch (op) {
-    case 0: return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], reduction, t[3], workspace, executor);
-    case 1:
-        return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4], workspace,
-                                                               executor);
-    case 2:
-        return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4], workspace,
-                                                                 executor);
-    case 3:
-        return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], reduction, t[5],
-                                                                         workspace, executor);
-    default:
-        return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], reduction,
-                                                                               t[5], workspace, executor);
+        case 0:
+            return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], reduction, t[3], workspace,
+                                                           executor);
+        case 1:
+            return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4],
+                                                                   workspace, executor);
+        case 2:
+            return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4],
+                                                                     workspace, executor);
+        case 3:
+            return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
+                t[0], t[1], t[2], t[3], t[4], reduction, t[5], workspace, executor);
+        default:
+            return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+                t[0], t[1], t[2], t[3], t[4], reduction, t[5], workspace, executor);
     }
 }
 
-aclnnStatus second_phase(int op, void* workspace, uint64_t size, aclOpExecutor* executor, aclrtStream stream) {
+aclnnStatus second_phase(int op, void* workspace, uint64_t size, aclOpExecutor* executor,
+                         aclrtStream stream) {
     switch (op) {
-    case 0: return aclnnBinaryCrossEntropy(workspace, size, executor, stream);
-    case 1: return aclnnBinaryCrossEntropyBackward(workspace, size, executor, stream);
-    case 2: return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, stream);
-    case 3: return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, stream);
-    default: return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, stream);
+        case 0:
+            return aclnnBinaryCrossEntropy(workspace, size, executor, stream);
+        case 1:
+            return aclnnBinaryCrossEntropyBackward(workspace, size, executor, stream);
+        case 2:
+            return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, stream);
+        case 3:
+            return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, stream);
+        default:
+            return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, stream);
     }
 }
 
@@ -232,8 +249,9 @@ int64_t saturating_add(int64_t a, int64_t b) {
 }
 
 std::vector<int64_t> read_shape(Input& in) {
-    static const int64_t kSpecial[] = {5, 7, 16, 33, 64, 1000, std::numeric_limits<int64_t>::max(), -1,
-                                       int64_t{1} << 31, int64_t{1} << 62, 0, 1, 2, 3, 4, 8};
+    static const int64_t kSpecial[] = {
+        5, 7, 16, 33, 64, 1000, std::numeric_limits<int64_t>::max(), -1, int64_t{1} << 31, int64_t{1} << 62,
+        0, 1, 2,  3,  4,  8};
     std::vector<int64_t> dims(in.byte() % 10);
     int64_t ordinary = 1;
     for (auto& dim : dims) {
@@ -251,9 +269,9 @@ std::vector<int64_t> read_shape(Input& in) {
 struct Buffer {
     bool device = true;
     uint8_t* data = nullptr;
-    size_t storage_bytes = 0;      // what the tensor that made it may reach
-    std::vector<uint8_t> before;   // storage and guard bytes before the run
-    std::vector<bool> writable;    // bytes inside the outputs' view elements
+    size_t storage_bytes = 0;     // what the tensor that made it may reach
+    std::vector<uint8_t> before;  // storage and guard bytes before the run
+    std::vector<bool> writable;   // bytes inside the outputs' view elements
 };
 
 struct Operand {
@@ -274,25 +292,34 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
     std::vector<int64_t> view = self_shape;
     if (!is_self) {
         switch (shape_code) {
-        case 2: {  // broadcast to self: leading dims dropped, some dims 1
-            const size_t dropped = in.byte() % (view.size() + 1);
-            view.erase(view.begin(), view.begin() + static_cast<std::ptrdiff_t>(dropped));
-            const uint8_t ones = in.byte();
-            for (size_t k = 0; k < view.size(); ++k)
-                if (ones & (1u << (k % 8))) view[k] = 1;
-            break;
-        }
-        case 3: view.clear(); break;
-        case 4: view = {1}; break;
-        case 5: view = read_shape(in); break;
-        case 6: return operand;  // absent
-        default: break;          // self's shape
+            case 2: {  // broadcast to self: leading dims dropped, some dims 1
+                const size_t dropped = in.byte() % (view.size() + 1);
+                view.erase(view.begin(), view.begin() + static_cast<std::ptrdiff_t>(dropped));
+                const uint8_t ones = in.byte();
+                for (size_t k = 0; k < view.size(); ++k)
+                    if (ones & (1u << (k % 8))) view[k] = 1;
+                break;
+            }
+            case 3:
+                view.clear();
+                break;
+            case 4:
+                view = {1};
+                break;
+            case 5:
+                view = read_shape(in);
+                break;
+            case 6:
+                return operand;  // absent
+            default:
+                break;  // self's shape
         }
     }
     // Dtype.
-    static const int32_t kFloats[] = {ACL_FLOAT, ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-    static const int32_t kOthers[] = {ACL_INT32, ACL_DOUBLE,    ACL_INT8,      ACL_UINT8,      ACL_INT16,
-                                      ACL_UINT16, ACL_UINT32,   ACL_INT64,     ACL_UINT64,     ACL_BOOL,
+    static const int32_t kFloats[] = {ACL_FLOAT, ACL_FLOAT,   ACL_FLOAT16, ACL_BF16,
+                                      ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const int32_t kOthers[] = {ACL_INT32,     ACL_DOUBLE,     ACL_INT8,   ACL_UINT8,       ACL_INT16,
+                                      ACL_UINT16,    ACL_UINT32,     ACL_INT64,  ACL_UINT64,      ACL_BOOL,
                                       ACL_COMPLEX64, ACL_COMPLEX128, ACL_STRING, ACL_DT_UNDEFINED};
     const uint8_t dtype_code = in.byte();
     int32_t dtype = kFloats[dtype_code % 7];
@@ -307,7 +334,10 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
     if (format_code == 6) format = ACL_FORMAT_NHWC;
     if (format_code == 7) {
         const uint8_t other = in.byte() % 4;
-        format = other == 0 ? ACL_FORMAT_NC1HWC0 : other == 1 ? ACL_FORMAT_FRACTAL_Z : other == 2 ? -1 : in.i32();
+        format = other == 0   ? ACL_FORMAT_NC1HWC0
+                 : other == 1 ? ACL_FORMAT_FRACTAL_Z
+                 : other == 2 ? -1
+                              : in.i32();
     }
     // Strides.
     const size_t rank = view.size();
@@ -335,8 +365,8 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
         if (layout == 6)
             for (auto& stride : strides) stride = in.byte() % 9;
         if (layout == 7 && rank > 0) {
-            static const int64_t kHuge[] = {std::numeric_limits<int64_t>::max() / 4, std::numeric_limits<int64_t>::max(),
-                                            -1, int64_t{1} << 40};
+            static const int64_t kHuge[] = {std::numeric_limits<int64_t>::max() / 4,
+                                            std::numeric_limits<int64_t>::max(), -1, int64_t{1} << 40};
             strides[in.byte() % rank] = kHuge[in.byte() % 4];
         }
     }
@@ -349,7 +379,8 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
     int64_t needed = std::max<int64_t>(offset, 0);
     for (size_t k = 0; k < rank; ++k) {
         if (view[k] == 0) empty_view = true;
-        if (view[k] > 0 && strides[k] > 0) needed = saturating_add(needed, saturating_multiply(view[k] - 1, strides[k]));
+        if (view[k] > 0 && strides[k] > 0)
+            needed = saturating_add(needed, saturating_multiply(view[k] - 1, strides[k]));
     }
     needed = empty_view ? 0 : saturating_add(needed, 1);
     const uint8_t storage_code = in.byte() % 8;
@@ -369,7 +400,8 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
         if (other.buffer >= 0) {
             buffer = other.buffer;
             data = buffers[static_cast<size_t>(buffer)].data;
-            storage = {static_cast<int64_t>(buffers[static_cast<size_t>(buffer)].storage_bytes / element_size)};
+            storage = {
+                static_cast<int64_t>(buffers[static_cast<size_t>(buffer)].storage_bytes / element_size)};
         }
     }
     if (buffer < 0 && data_code % 4 != 3) {
@@ -383,7 +415,8 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
             const size_t total = made_buffer.storage_bytes + kGuardBytes;
             void* pointer = nullptr;
             if (made_buffer.device) {
-                if (aclrtMalloc(&pointer, total, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) broken("aclrtMalloc failed");
+                if (aclrtMalloc(&pointer, total, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+                    broken("aclrtMalloc failed");
             } else {
                 pointer = std::malloc(total);
             }
@@ -396,8 +429,8 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
         }
     }
 
-    operand.tensor = nnplug_fuzz_create_tensor(view.data(), view.size(), dtype, strides.data(), offset, format,
-                                               storage.data(), storage.size(), data);
+    operand.tensor = nnplug_fuzz_create_tensor(view.data(), view.size(), dtype, strides.data(), offset,
+                                               format, storage.data(), storage.size(), data);
     ++g_stats.tensors;
     if (operand.tensor == nullptr) {
         ++g_stats.refused_tensors;
@@ -456,7 +489,8 @@ void allow_writes(const Operand& out, std::vector<Buffer>& buffers) {
 // keeps each plugin loaded; libnnplug loads the same files, from its own folder.
 void keep_plugins_loaded() {
     Dl_info library{};
-    if (dladdr(reinterpret_cast<void*>(&aclInit), &library) == 0 || library.dli_fname == nullptr) std::abort();
+    if (dladdr(reinterpret_cast<void*>(&aclInit), &library) == 0 || library.dli_fname == nullptr)
+        std::abort();
     const std::filesystem::path folder =
         std::filesystem::canonical(library.dli_fname).parent_path() / "nnplug" / "plugins";
     for (const char* name : {"libnnplug_cpu_tbb.so", "libnnplug_atlas_emu.so"}) {
@@ -510,7 +544,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool tensors_alive = true;
     if (planned != ACLNN_SUCCESS) {
         expect_message(shape.api);
-        if (executor != nullptr) broken(std::string(shape.api) + " refused the call but handed out an executor");
+        if (executor != nullptr)
+            broken(std::string(shape.api) + " refused the call but handed out an executor");
     } else {
         if (executor == nullptr) broken(std::string(shape.api) + " succeeded without an executor");
         ++g_stats.planned[op];
@@ -524,20 +559,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (workspace_size > kMaxWorkspace) {
             aclDestroyAclOpExecutor(executor);
         } else {
-            if (workspace_size > 0 && aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+            if (workspace_size > 0 &&
+                aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
                 broken("aclrtMalloc of the workspace failed");
             aclrtStream stream = nullptr;
             if ((flags & 1) && aclrtCreateStream(&stream) != ACL_SUCCESS) broken("aclrtCreateStream failed");
             const bool repeatable = (flags & 2) != 0;
             if (repeatable && aclSetAclOpExecutorRepeatable(executor) != ACLNN_SUCCESS)
                 broken("aclSetAclOpExecutorRepeatable refused a live executor");
-            const uint64_t passed_size = (flags & 8) && workspace_size > 0 ? workspace_size - 1 : workspace_size;
+            const uint64_t passed_size =
+                (flags & 8) && workspace_size > 0 ? workspace_size - 1 : workspace_size;
             void* passed_workspace = (flags & 16) ? nullptr : workspace;
             const aclnnStatus ran = second_phase(op, passed_workspace, passed_size, executor, stream);
             if (ran != ACLNN_SUCCESS) expect_message(shape.api);
             if (ran == ACLNN_SUCCESS) ++g_stats.ran[op];
-            const bool own_checks_refused = ran != ACLNN_SUCCESS && (passed_size < workspace_size ||
-                                                                     (passed_workspace == nullptr && workspace_size > 0));
+            const bool own_checks_refused =
+                ran != ACLNN_SUCCESS &&
+                (passed_size < workspace_size || (passed_workspace == nullptr && workspace_size > 0));
             if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) expect_message("aclrtSynchronizeStream");
             if (repeatable || own_checks_refused) {
                 // Still live: runs again with the right arguments.
@@ -562,17 +600,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Buffer& buffer = buffers[b];
         std::vector<uint8_t> after(buffer.before.size());
         if (buffer.device) {
-            if (aclrtMemcpy(after.data(), after.size(), buffer.data, after.size(), ACL_MEMCPY_DEVICE_TO_HOST) !=
-                ACL_SUCCESS)
+            if (aclrtMemcpy(after.data(), after.size(), buffer.data, after.size(),
+                            ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS)
                 broken("aclrtMemcpy from the device failed");
         } else {
             std::memcpy(after.data(), buffer.data, after.size());
         }
         for (size_t i = 0; i < after.size(); ++i)
             if (after[i] != buffer.before[i] && !buffer.writable[i])
-                broken(std::string(shape.api) + " wrote byte " + std::to_string(i) + " of buffer " + std::to_string(b) +
-                       " (" + std::to_string(buffer.storage_bytes) + " storage bytes" +
-                       (i >= buffer.storage_bytes ? ", in the guard after the storage" : ", outside the output's view") +
+                broken(std::string(shape.api) + " wrote byte " + std::to_string(i) + " of buffer " +
+                       std::to_string(b) + " (" + std::to_string(buffer.storage_bytes) + " storage bytes" +
+                       (i >= buffer.storage_bytes ? ", in the guard after the storage"
+                                                  : ", outside the output's view") +
                        ")");
     }
     if (tensors_alive)

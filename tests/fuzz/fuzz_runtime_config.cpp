@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nnplug::RuntimeConfig config;
     nnplug::ConfigError error;
     if (nnplug::load_runtime_config(file.path(), config, error)) {
-        if (config.source != file.path() || config.backend.empty()) broken("a loaded config lacks its source or backend");
+        if (config.source != file.path() || config.backend.empty())
+            broken("a loaded config lacks its source or backend");
     } else if (error.code == 0 || error.message.empty()) {
         broken("a refused config has no error code or message");
     }

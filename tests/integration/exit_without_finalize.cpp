@@ -33,9 +33,9 @@ int main() {
     }
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
-    if (aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(tensors[0], tensors[1], tensors[2], nullptr, nullptr,
-                                                                  0, tensors[3], &workspace, &executor) !=
-        ACLNN_SUCCESS) {
+    if (aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(tensors[0], tensors[1], tensors[2], nullptr,
+                                                                  nullptr, 0, tensors[3], &workspace,
+                                                                  &executor) != ACLNN_SUCCESS) {
         std::fprintf(stderr, "first phase: %s\n", aclGetRecentErrMsg());
         return 1;
     }

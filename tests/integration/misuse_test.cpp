@@ -18,7 +18,9 @@
 namespace nnplug::test {
 namespace {
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 class Misuse : public RuntimeTest {};
 
@@ -46,15 +48,21 @@ std::vector<float> ramp(size_t count, float first, float step) {
 
 // Every op's tensors for reduction none over one shape (weights absent), with the
 // output replaced by `out`.
-std::vector<const aclTensor*> arguments(const OpUnderTest& op, const DeviceTensor& grad, const DeviceTensor& self,
-                                        const DeviceTensor& target, const aclTensor* out) {
+std::vector<const aclTensor*> arguments(const OpUnderTest& op, const DeviceTensor& grad,
+                                        const DeviceTensor& self, const DeviceTensor& target,
+                                        const aclTensor* out) {
     std::vector<const aclTensor*> tensors;
     for (const std::string& role : op.operands) {
-        if (role == "gradOutput") tensors.push_back(grad);
-        else if (role == "self") tensors.push_back(self);
-        else if (role == "target") tensors.push_back(target);
-        else if (role == op.output) tensors.push_back(out);
-        else tensors.push_back(nullptr);  // weight, posWeight
+        if (role == "gradOutput")
+            tensors.push_back(grad);
+        else if (role == "self")
+            tensors.push_back(self);
+        else if (role == "target")
+            tensors.push_back(target);
+        else if (role == op.output)
+            tensors.push_back(out);
+        else
+            tensors.push_back(nullptr);  // weight, posWeight
     }
     return tensors;
 }
@@ -77,13 +85,16 @@ TEST_F(Misuse, OutOfRangeEnumArgumentsAreRefused) {
     EXPECT_NE(message().find("policy 99"), std::string::npos) << message();
     ASSERT_EQ(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     std::vector<uint8_t> host(64, 7);
-    EXPECT_EQ(aclrtMemcpy(pointer, 64, host.data(), 64, static_cast<aclrtMemcpyKind>(-3)), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(pointer, 64, host.data(), 64, static_cast<aclrtMemcpyKind>(-3)),
+              ACL_ERROR_INVALID_PARAM);
     EXPECT_NE(message().find("kind -3"), std::string::npos) << message();
     const int64_t dims[] = {4, 4}, strides[] = {4, 1};
-    EXPECT_EQ(aclCreateTensor(dims, 2, static_cast<aclDataType>(1000), strides, 0, ACL_FORMAT_ND, dims, 2, pointer),
-              nullptr);
+    EXPECT_EQ(
+        aclCreateTensor(dims, 2, static_cast<aclDataType>(1000), strides, 0, ACL_FORMAT_ND, dims, 2, pointer),
+        nullptr);
     EXPECT_NE(message().find("dataType 1000"), std::string::npos) << message();
-    EXPECT_EQ(aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, static_cast<aclFormat>(77), dims, 2, pointer), nullptr);
+    EXPECT_EQ(aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, static_cast<aclFormat>(77), dims, 2, pointer),
+              nullptr);
     EXPECT_NE(message().find("format 77"), std::string::npos) << message();
     EXPECT_EQ(aclrtFree(pointer), ACL_SUCCESS);
 }
@@ -124,18 +135,22 @@ TEST_F(Misuse, OutputExactlyAnInputsViewGivesTheSameResultAsASeparateOutput) {
     for (const Layout& layout : {Layout{{6, 7}, {7, 1}}, Layout{{7, 6}, {1, 7}}}) {
         for (const OpUnderTest& op : op_catalog()) {
             for (const std::string aliased : {"gradOutput", "self", "target"}) {
-                const bool has_role = std::find(op.operands.begin(), op.operands.end(), aliased) != op.operands.end();
+                const bool has_role =
+                    std::find(op.operands.begin(), op.operands.end(), aliased) != op.operands.end();
                 if (!has_role) continue;
                 SCOPED_TRACE(op.api + std::string(", out is ") + aliased + ", view " +
                              std::to_string(layout.view[0]) + "x" + std::to_string(layout.view[1]));
                 auto make = [&](const std::vector<float>& values) {
-                    return std::make_unique<DeviceTensor>(values, storage, layout.view, layout.strides, 0, ACL_FLOAT);
+                    return std::make_unique<DeviceTensor>(values, storage, layout.view, layout.strides, 0,
+                                                          ACL_FLOAT);
                 };
                 auto grad = make(ramp(42, 0.5f, 0.02f)), self = make(ramp(42, 0.05f, 0.009f)),
                      target = make(ramp(42, 0.0f, 0.01f)), separate = make(std::vector<float>(42, 0.0f));
                 ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, *separate), {0}), ACLNN_SUCCESS)
                     << message();
-                const DeviceTensor& input = aliased == "gradOutput" ? *grad : aliased == "self" ? *self : *target;
+                const DeviceTensor& input = aliased == "gradOutput" ? *grad
+                                            : aliased == "self"     ? *self
+                                                                    : *target;
                 View out(input.data(), layout.view, layout.strides, 0, storage);
                 ASSERT_NE(out.get(), nullptr) << message();
                 ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, out.get()), {0}), ACLNN_SUCCESS)
@@ -148,7 +163,8 @@ TEST_F(Misuse, OutputExactlyAnInputsViewGivesTheSameResultAsASeparateOutput) {
 
 TEST_F(Misuse, OutputPartlyOverlappingAnInputIsRefusedAndNothingWritten) {
     const std::vector<int64_t> shape = {6, 6};
-    DeviceTensor grad(ramp(36, 1.0f, 0.0f), shape), self(ramp(36, 0.05f, 0.009f), {6, 7}, shape, {7, 1}, 1, ACL_FLOAT),
+    DeviceTensor grad(ramp(36, 1.0f, 0.0f), shape),
+        self(ramp(36, 0.05f, 0.009f), {6, 7}, shape, {7, 1}, 1, ACL_FLOAT),
         target(ramp(36, 0.0f, 0.01f), shape);
     struct Overlap {
         const char* what;
@@ -165,8 +181,9 @@ TEST_F(Misuse, OutputPartlyOverlappingAnInputIsRefusedAndNothingWritten) {
         for (const OpUnderTest& op : op_catalog()) {
             uint64_t workspace = 0;
             aclOpExecutor* executor = nullptr;
-            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
-                      ACLNN_ERR_PARAM_INVALID)
+            EXPECT_EQ(
+                op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
+                ACLNN_ERR_PARAM_INVALID)
                 << op.api;
             EXPECT_NE(message().find(op.output + " and self share memory but are not the same view"),
                       std::string::npos)
@@ -180,14 +197,16 @@ TEST_F(Misuse, OutputOverlappingItselfIsRefused) {
     const std::vector<int64_t> shape = {4, 5};
     DeviceTensor grad(ramp(20, 1.0f, 0.0f), shape), self(ramp(20, 0.05f, 0.009f), shape),
         target(ramp(20, 0.0f, 0.01f), shape), storage(std::vector<float>(20, 0.0f), shape);
-    for (const std::vector<int64_t>& strides : std::vector<std::vector<int64_t>>{{0, 1}, {1, 1}, {5, 0}, {3, 1}}) {
+    for (const std::vector<int64_t>& strides :
+         std::vector<std::vector<int64_t>>{{0, 1}, {1, 1}, {5, 0}, {3, 1}}) {
         View out(storage.data(), shape, strides, 0, shape);
         ASSERT_NE(out.get(), nullptr) << message();
         for (const OpUnderTest& op : op_catalog()) {
             uint64_t workspace = 0;
             aclOpExecutor* executor = nullptr;
-            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
-                      ACLNN_ERR_PARAM_INVALID)
+            EXPECT_EQ(
+                op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
+                ACLNN_ERR_PARAM_INVALID)
                 << op.api << " strides " << strides[0] << "," << strides[1];
             EXPECT_NE(message().find("an output must not overlap itself"), std::string::npos) << message();
         }

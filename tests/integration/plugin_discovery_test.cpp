@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 using nnplug::test::ScopedEnvironment;
 using nnplug::test::TempFolder;
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 aclError init_with(const TempFolder& folder, const std::string& text) {
     return aclInit(folder.write("config.yaml", text).c_str());
@@ -34,7 +36,8 @@ TEST(PluginDiscovery, DefaultBackendIsFoundInTheInstalledPluginFolder) {
 TEST(PluginDiscovery, MissingBackendListsWhatIsAvailable) {
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backend: cpu_tbx\n"), ACL_ERROR_FAILURE);
-    EXPECT_NE(message().find("backend 'cpu_tbx' not found (did you mean 'cpu_tbb'?)"), std::string::npos) << message();
+    EXPECT_NE(message().find("backend 'cpu_tbx' not found (did you mean 'cpu_tbb'?)"), std::string::npos)
+        << message();
     EXPECT_NE(message().find("available: ["), std::string::npos) << message();
     EXPECT_NE(message().find("cpu_tbb", message().find("available: [")), std::string::npos) << message();
     EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE) << "nothing was initialized";
@@ -59,8 +62,9 @@ TEST(PluginDiscovery, AVersionOnePluginIsRefusedInOneLineNamingTheFileAndBothVer
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backend: oldabi\n"), ACL_ERROR_FAILURE);
     const std::string file = std::string(NNPLUG_FAKE_PLUGIN_DIR) + "/libnnplug_oldabi.so";
-    EXPECT_NE(message().find("'" + file + "' was built for plugin ABI version 1, this runtime speaks version 2"),
-              std::string::npos)
+    EXPECT_NE(
+        message().find("'" + file + "' was built for plugin ABI version 1, this runtime speaks version 2"),
+        std::string::npos)
         << message();
     EXPECT_EQ(message().find('\n'), std::string::npos) << message();
 }
@@ -93,9 +97,10 @@ TEST(PluginDiscovery, UnknownBackendOptionSuggestsTheClosest) {
     TempFolder folder;
     const auto file = folder.write("config.yaml", "backends:\n  cpu_tbb:\n    threds: 2\n");
     ASSERT_EQ(aclInit(file.c_str()), ACL_ERROR_PARSE_FILE);
-    EXPECT_NE(message().find(file.string() + ":3:5: unknown option 'threds' for backend 'cpu_tbb' (did you mean "
-                                             "'threads'?)"),
-              std::string::npos)
+    EXPECT_NE(
+        message().find(file.string() + ":3:5: unknown option 'threds' for backend 'cpu_tbb' (did you mean "
+                                       "'threads'?)"),
+        std::string::npos)
         << message();
 }
 
@@ -103,7 +108,8 @@ TEST(PluginDiscovery, BadBackendOptionValueIsRefused) {
     TempFolder folder;
     ASSERT_EQ(init_with(folder, "backends:\n  cpu_tbb:\n    threads: many\n"), ACL_ERROR_INVALID_PARAM);
     EXPECT_NE(message().find("threads = 'many'"), std::string::npos) << message();
-    ASSERT_EQ(init_with(folder, "backends:\n  cpu_tbb:\n    threads: 99999999999\n"), ACL_ERROR_INVALID_PARAM);
+    ASSERT_EQ(init_with(folder, "backends:\n  cpu_tbb:\n    threads: 99999999999\n"),
+              ACL_ERROR_INVALID_PARAM);
     EXPECT_NE(message().find("is not a whole number in [0, 4096]"), std::string::npos) << message();
 }
 
@@ -129,7 +135,9 @@ struct BadTable {
     const char* reason;
 };
 
-void PrintTo(const BadTable& table, std::ostream* out) { *out << table.defect; }
+void PrintTo(const BadTable& table, std::ostream* out) {
+    *out << table.defect;
+}
 
 class PluginTable : public ::testing::TestWithParam<BadTable> {};
 
@@ -172,8 +180,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadTable{"negative_op",
                  ": its plugin table has ops[0] (aclnnBinaryCrossEntropyBackward) of op kind -1, which is "
                  "negative"},
-        BadTable{"bad_memory_kind",
-                 ": its plugin table has a device table whose memory_kind 7 is neither 0 (host) nor 1 (device)"},
+        BadTable{
+            "bad_memory_kind",
+            ": its plugin table has a device table whose memory_kind 7 is neither 0 (host) nor 1 (device)"},
         BadTable{"control_in_description", ": its plugin table has a control character in 'description'"}),
     [](const ::testing::TestParamInfo<BadTable>& info) { return std::string(info.param.defect); });
 
@@ -185,7 +194,9 @@ TEST(PluginTableOptional, APluginWithoutADescriptionLoads) {
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
 }
 
-void set_mode(const fs::path& path, mode_t mode) { ASSERT_EQ(chmod(path.c_str(), mode), 0) << path; }
+void set_mode(const fs::path& path, mode_t mode) {
+    ASSERT_EQ(chmod(path.c_str(), mode), 0) << path;
+}
 
 // The working marker plugin copied into a folder of a fresh temp folder, with the config
 // that selects it: root/plugins/libnnplug_marker.so and root/config.yaml. The plugin's
@@ -304,8 +315,9 @@ TEST_F(PluginTrust, ASymlinkWithinItsFolderLoads) {
 TEST_F(PluginTrust, ANameWithDotDotOrABackslashIsRefused) {
     for (const std::string name : {"..marker", "plugins\\marker"}) {
         ASSERT_EQ(init("backend: '" + name + "'\nplugin_paths: [plugins]\n"), ACL_ERROR_FAILURE) << name;
-        EXPECT_NE(message().find("backend name '" + name + "' refused: a plugin name holds no '..', backslash"),
-                  std::string::npos)
+        EXPECT_NE(
+            message().find("backend name '" + name + "' refused: a plugin name holds no '..', backslash"),
+            std::string::npos)
             << message();
     }
     EXPECT_FALSE(constructor_ran());
@@ -316,9 +328,10 @@ TEST_F(PluginTrust, APluginOrFolderOwnedByAnotherUserIsRefused) {
     const uid_t nobody = 65534;
     ASSERT_EQ(chown(plugin_.c_str(), nobody, nobody), 0);
     ASSERT_EQ(init(), ACL_ERROR_FAILURE);
-    EXPECT_NE(message().find(refused() +
-                             "the plugin file is owned by uid 65534, neither root nor the current user (uid 0)"),
-              std::string::npos)
+    EXPECT_NE(
+        message().find(refused() +
+                       "the plugin file is owned by uid 65534, neither root nor the current user (uid 0)"),
+        std::string::npos)
         << message();
     ASSERT_EQ(chown(plugin_.c_str(), 0, 0), 0);
     ASSERT_EQ(chown(plugins_.c_str(), nobody, nobody), 0);
@@ -355,9 +368,10 @@ TEST_F(PluginTrust, TheEnvironmentVariableAllowsInsecurePluginsAndOverridesTheCo
 
 TEST_F(PluginTrust, BadAllowInsecureValuesAreRefused) {
     ASSERT_EQ(init("backend: marker\nallow_insecure_plugins: maybe\n"), ACL_ERROR_PARSE_FILE);
-    EXPECT_NE(message().find("config.yaml:2:25: key 'allow_insecure_plugins' has value 'maybe'; expected true or "
-                             "false"),
-              std::string::npos)
+    EXPECT_NE(
+        message().find("config.yaml:2:25: key 'allow_insecure_plugins' has value 'maybe'; expected true or "
+                       "false"),
+        std::string::npos)
         << message();
     ScopedEnvironment insecure("NNPLUG_ALLOW_INSECURE_PLUGINS", "yes");
     ASSERT_EQ(init(), ACL_ERROR_INVALID_PARAM);
@@ -368,7 +382,9 @@ TEST_F(PluginTrust, BadAllowInsecureValuesAreRefused) {
 // The working directory for the lifetime of the object.
 class ScopedWorkingDirectory {
 public:
-    explicit ScopedWorkingDirectory(const fs::path& path) : old_(fs::current_path()) { fs::current_path(path); }
+    explicit ScopedWorkingDirectory(const fs::path& path) : old_(fs::current_path()) {
+        fs::current_path(path);
+    }
     ~ScopedWorkingDirectory() { fs::current_path(old_); }
 
 private:

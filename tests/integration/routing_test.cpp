@@ -22,7 +22,9 @@ namespace {
 using nnplug::test::ScopedEnvironment;
 using nnplug::test::TempFolder;
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 // Four float32 elements of device memory behind a 1-d tensor.
 class Buffer {
@@ -60,8 +62,8 @@ aclnnStatus forward(const Buffer& self, const Buffer& target, int64_t reduction,
                     aclrtStream stream = nullptr) {
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    aclnnStatus status = aclnnBinaryCrossEntropyGetWorkspaceSize(self.tensor(), target.tensor(), nullptr, reduction,
-                                                                 out.tensor(), &workspace_size, &executor);
+    aclnnStatus status = aclnnBinaryCrossEntropyGetWorkspaceSize(
+        self.tensor(), target.tensor(), nullptr, reduction, out.tensor(), &workspace_size, &executor);
     if (status != ACLNN_SUCCESS) return status;
     void* workspace = nullptr;
     if (workspace_size > 0) {
@@ -122,7 +124,8 @@ void expect_near(const std::vector<float>& actual, const std::vector<float>& exp
 }
 
 TEST_F(Routing, ARoutedOpRunsOnItsBackendAndTheOthersStayOnTheDeviceBackend) {
-    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"), ACL_SUCCESS) << message();
+    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"), ACL_SUCCESS)
+        << message();
     Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f)), grad(std::vector<float>(4, 1.0f)),
         gradient(std::vector<float>(4, 0.0f));
     ASSERT_EQ(forward(self, target, 0, out), ACLNN_SUCCESS) << message();
@@ -133,7 +136,8 @@ TEST_F(Routing, ARoutedOpRunsOnItsBackendAndTheOthersStayOnTheDeviceBackend) {
 }
 
 TEST_F(Routing, ARoutedOpRunsInStreamOrderOnACreatedStream) {
-    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"), ACL_SUCCESS) << message();
+    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"), ACL_SUCCESS)
+        << message();
     aclrtStream stream = nullptr;
     ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
     Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
@@ -145,7 +149,8 @@ TEST_F(Routing, ARoutedOpRunsInStreamOrderOnACreatedStream) {
 }
 
 TEST_F(Routing, ARefusedCallFailsWithTheRefusalWhenThereIsNoFallback) {
-    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: none\n"), ACL_SUCCESS)
+    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: none\n"),
+              ACL_SUCCESS)
         << message();
     Buffer self(kSelf), target(kTarget), out(std::vector<float>(1, -1.0f));
     EXPECT_EQ(forward(self, target, 1, out), ACLNN_ERR_PARAM_INVALID);
@@ -154,7 +159,8 @@ TEST_F(Routing, ARefusedCallFailsWithTheRefusalWhenThereIsNoFallback) {
 }
 
 TEST_F(Routing, ARefusedCallGoesToTheFallback) {
-    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: cpu_tbb\n"), ACL_SUCCESS)
+    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: cpu_tbb\n"),
+              ACL_SUCCESS)
         << message();
     Buffer self(kSelf), target(kTarget), sum(std::vector<float>(1, 0.0f)), each(std::vector<float>(4, 0.0f));
     ASSERT_EQ(forward(self, target, 2, sum), ACLNN_SUCCESS) << message();
@@ -169,9 +175,11 @@ TEST_F(Routing, AnOpTheRoutedBackendLacksFailsOrFallsBack) {
     const std::string routes = "backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropyBackward: constant\n";
     {
         ASSERT_EQ(init(routes), ACL_SUCCESS) << message();
-        Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
+        Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget),
+            out(std::vector<float>(4, 0.0f));
         EXPECT_EQ(backward(grad, self, target, out), ACLNN_ERR_PARAM_INVALID);
-        EXPECT_EQ(message(), "aclnnBinaryCrossEntropyBackward: backend 'constant' does not implement this op");
+        EXPECT_EQ(message(),
+                  "aclnnBinaryCrossEntropyBackward: backend 'constant' does not implement this op");
         ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
     }
     ASSERT_EQ(init(routes + "fallback: cpu_tbb\n"), ACL_SUCCESS) << message();
@@ -187,9 +195,10 @@ TEST_F(Routing, ABackendThatDoesNotLoadLeavesTheOthersWorking) {
         << message();
     Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
     EXPECT_EQ(forward(self, target, 0, out), ACLNN_ERR_RUNTIME_ERROR);
-    EXPECT_NE(message().find("aclnnBinaryCrossEntropy: backend 'missing' is not available: backend 'missing' not "
-                             "found"),
-              std::string::npos)
+    EXPECT_NE(
+        message().find("aclnnBinaryCrossEntropy: backend 'missing' is not available: backend 'missing' not "
+                       "found"),
+        std::string::npos)
         << message();
     EXPECT_EQ(message().find('\n'), std::string::npos) << message();
 }
@@ -200,19 +209,23 @@ TEST_F(Routing, ABrokenRoutedPluginIsReportedAndTheOthersKeepWorking) {
     folder_.write("libnnplug_text.so", "this is not an ELF file\n");
     const std::string fakes = NNPLUG_FAKE_PLUGIN_DIR;
     const std::vector<std::pair<std::string, std::string>> broken = {
-        {"noentry", "'" + fakes + "/libnnplug_noentry.so' is not an nnplug plugin: it does not export "
-                                  "'nnplug_plugin_entry'"},
-        {"oldabi", "'" + fakes + "/libnnplug_oldabi.so' was built for plugin ABI version 1, this runtime speaks "
-                                 "version 2"},
+        {"noentry", "'" + fakes +
+                        "/libnnplug_noentry.so' is not an nnplug plugin: it does not export "
+                        "'nnplug_plugin_entry'"},
+        {"oldabi", "'" + fakes +
+                       "/libnnplug_oldabi.so' was built for plugin ABI version 1, this runtime speaks "
+                       "version 2"},
         {"./libnnplug_text.so", "is not a loadable plugin"},
     };
     for (const auto& [reference, reason] : broken) {
         SCOPED_TRACE(reference);
         ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\n"
-                       "  aclnnBinaryCrossEntropyBackward: " + reference + "\n"),
+                       "  aclnnBinaryCrossEntropyBackward: " +
+                       reference + "\n"),
                   ACL_SUCCESS)
             << message();
-        Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
+        Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget),
+            out(std::vector<float>(4, 0.0f));
         EXPECT_EQ(backward(grad, self, target, out), ACLNN_ERR_RUNTIME_ERROR);
         EXPECT_EQ(message().rfind("aclnnBinaryCrossEntropyBackward: backend '", 0), 0u) << message();
         EXPECT_NE(message().find("' is not available: "), std::string::npos) << message();
@@ -249,8 +262,8 @@ TEST_F(Routing, TwoPluginsWithOneNameAreRefused) {
         << message();
     Buffer grad(std::vector<float>(4, 1.0f)), self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f));
     EXPECT_EQ(backward(grad, self, target, out), ACLNN_ERR_RUNTIME_ERROR);
-    EXPECT_NE(message().find("it is named 'constant', like the plugin '" + std::string(NNPLUG_FAKE_PLUGIN_DIR) +
-                             "/libnnplug_constant.so' already loaded"),
+    EXPECT_NE(message().find("it is named 'constant', like the plugin '" +
+                             std::string(NNPLUG_FAKE_PLUGIN_DIR) + "/libnnplug_constant.so' already loaded"),
               std::string::npos)
         << message();
     Buffer marked(std::vector<float>(4, 0.0f));
@@ -264,14 +277,16 @@ TEST_F(Routing, MemoryOfADeviceWithItsOwnMemoryIsNeverHandedToAnotherBackend) {
         << message();
     Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, -1.0f));
     EXPECT_EQ(forward(self, target, 0, out), ACLNN_ERR_PARAM_INVALID);
-    EXPECT_EQ(message(), "aclnnBinaryCrossEntropy: routed to backend 'constant', but the tensors are memory of "
-                         "backend 'atlas_emu', and atlas_emu keeps its own device memory; an op runs on another "
-                         "backend only when both use host memory");
+    EXPECT_EQ(message(),
+              "aclnnBinaryCrossEntropy: routed to backend 'constant', but the tensors are memory of "
+              "backend 'atlas_emu', and atlas_emu keeps its own device memory; an op runs on another "
+              "backend only when both use host memory");
     EXPECT_EQ(out.values(), std::vector<float>(4, -1.0f));
 }
 
 TEST_F(Routing, RoutedCallsFromSeveralThreadsEachGetTheirResult) {
-    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: cpu_tbb\n"), ACL_SUCCESS)
+    ASSERT_EQ(init("backend: cpu_tbb\nops:\n  aclnnBinaryCrossEntropy: constant\nfallback: cpu_tbb\n"),
+              ACL_SUCCESS)
         << message();
     std::vector<std::thread> threads;
     std::atomic<int> wrong{0};
@@ -280,11 +295,13 @@ TEST_F(Routing, RoutedCallsFromSeveralThreadsEachGetTheirResult) {
             aclrtSetDevice(0);
             aclrtStream stream = nullptr;
             if (aclrtCreateStream(&stream) != ACL_SUCCESS) ++wrong;
-            Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f)), sum(std::vector<float>(1, 0.0f));
+            Buffer self(kSelf), target(kTarget), out(std::vector<float>(4, 0.0f)),
+                sum(std::vector<float>(1, 0.0f));
             for (int run = 0; run < 50; ++run) {
                 // Even threads run on the routed backend, odd ones fall back to cpu_tbb.
                 if (t % 2 == 0) {
-                    if (forward(self, target, 0, out, stream) != ACLNN_SUCCESS || out.values() != kMarked) ++wrong;
+                    if (forward(self, target, 0, out, stream) != ACLNN_SUCCESS || out.values() != kMarked)
+                        ++wrong;
                 } else if (forward(self, target, 2, sum, stream) != ACLNN_SUCCESS || sum.values()[0] < 1.0f) {
                     ++wrong;
                 }
@@ -300,16 +317,18 @@ TEST(RoutingConfig, AnUnknownOpNameIsAParseErrorWithASuggestion) {
     TempFolder folder;
     const auto file = folder.write("config.yaml", "ops:\n  aclnnBinaryCrossEntropyBackwards: cpu_tbb\n");
     ASSERT_EQ(aclInit(file.c_str()), ACL_ERROR_PARSE_FILE);
-    EXPECT_EQ(message(), "aclInit: " + file.string() +
-                             ":2:3: key 'ops' names 'aclnnBinaryCrossEntropyBackwards', which is not an op of this "
-                             "runtime (did you mean 'aclnnBinaryCrossEntropyBackward'?)");
+    EXPECT_EQ(message(),
+              "aclInit: " + file.string() +
+                  ":2:3: key 'ops' names 'aclnnBinaryCrossEntropyBackwards', which is not an op of this "
+                  "runtime (did you mean 'aclnnBinaryCrossEntropyBackward'?)");
 }
 
 TEST(RoutingConfig, AnEmptyFallbackIsAParseError) {
     TempFolder folder;
     const auto file = folder.write("config.yaml", "fallback: ''\n");
     ASSERT_EQ(aclInit(file.c_str()), ACL_ERROR_PARSE_FILE);
-    EXPECT_NE(message().find("key 'fallback' is empty; name a backend, or none"), std::string::npos) << message();
+    EXPECT_NE(message().find("key 'fallback' is empty; name a backend, or none"), std::string::npos)
+        << message();
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 
 namespace {
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 TEST(RuntimeLifecycle, CallsBeforeInitAreRefused) {
     void* pointer = nullptr;
@@ -56,7 +58,8 @@ TEST_F(RuntimeCalls, CopiesRoundTripAndRespectDestMax) {
     EXPECT_EQ(back, std::vector<float>(4, 0)) << "nothing copied";
     ASSERT_EQ(aclrtMemcpy(back.data(), 16, device, 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     EXPECT_EQ(back, host);
-    EXPECT_EQ(aclrtMemcpy(back.data(), 16, device, 16, static_cast<aclrtMemcpyKind>(7)), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(back.data(), 16, device, 16, static_cast<aclrtMemcpyKind>(7)),
+              ACL_ERROR_INVALID_PARAM);
     ASSERT_EQ(aclrtMemset(device, 16, 0, 16), ACL_SUCCESS);
     ASSERT_EQ(aclrtMemcpy(back.data(), 16, device, 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     EXPECT_EQ(back, std::vector<float>(4, 0));

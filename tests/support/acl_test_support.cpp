@@ -55,15 +55,17 @@ void RuntimeTest::SetUp() {
     ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS) << aclGetRecentErrMsg();
 }
 
-void RuntimeTest::TearDown() { EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << aclGetRecentErrMsg(); }
+void RuntimeTest::TearDown() {
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << aclGetRecentErrMsg();
+}
 
 aclnnStatus run_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target,
                          const aclTensor* weight, int64_t reduction, aclTensor* out) {
     return run_op(op_named("backward"), {grad, self, target, weight, out}, {reduction});
 }
 
-aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction,
-                        aclTensor* out) {
+aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight,
+                        int64_t reduction, aclTensor* out) {
     return run_op(op_named("forward"), {self, target, weight, out}, {reduction});
 }
 

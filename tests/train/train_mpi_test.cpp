@@ -23,12 +23,14 @@ using namespace train_test;
 using Clock = std::chrono::steady_clock;
 
 // nnplug_train alone (ranks 0) or under mpirun -np ranks, as root if need be.
-std::vector<std::string> command(int ranks, const std::filesystem::path& output, const std::vector<std::string>& extra) {
+std::vector<std::string> command(int ranks, const std::filesystem::path& output,
+                                 const std::vector<std::string>& extra) {
     std::vector<std::string> arguments;
     if (ranks > 0)
-        arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none", "--allow-run-as-root",
-                     "-np", std::to_string(ranks)};
-    arguments.insert(arguments.end(), {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()});
+        arguments = {NNPLUG_MPIEXEC, "--oversubscribe",    "--bind-to", "none", "--allow-run-as-root",
+                     "-np",          std::to_string(ranks)};
+    arguments.insert(arguments.end(),
+                     {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()});
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     return arguments;
 }
@@ -57,7 +59,8 @@ pid_t rank_process(const std::filesystem::path& output, int rank) {
         const std::string name = entry.path().filename();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
         const std::string command_line = read_text(entry.path() / "cmdline");
-        if (command_line.find(NNPLUG_TRAIN_PROGRAM) != 0 || command_line.find(output.string()) == std::string::npos)
+        if (command_line.find(NNPLUG_TRAIN_PROGRAM) != 0 ||
+            command_line.find(output.string()) == std::string::npos)
             continue;
         std::istringstream environment(read_text(entry.path() / "environ"));
         for (std::string variable; std::getline(environment, variable, '\0');)
@@ -70,7 +73,8 @@ pid_t rank_process(const std::filesystem::path& output, int rank) {
 std::string fmt_row(int i) {
     const double a = (i % 7) - 3, b = (i % 5) - 2, c = (i % 3) - 1;
     const int label = a + 0.5 * b - c > 0 ? 1 : 0;
-    return std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + "," + std::to_string(label) + "\n";
+    return std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + "," +
+           std::to_string(label) + "\n";
 }
 
 class TrainMpi : public ::testing::Test {
@@ -80,16 +84,22 @@ protected:
 
 // 32 shards of 64 rows per batch of 2048 (the last batch of each epoch: 12), so three
 // ranks take 11, 11 and 10 of them and two ranks 16 each.
-const std::vector<std::string> kLogistic = {"--synthetic", "6000,8", "--set", "train.batch_size=2048",
-                                            "--set", "train.epochs=3", "--set", "checkpoint.every=1"};
+const std::vector<std::string> kLogistic = {"--synthetic", "6000,8",         "--set", "train.batch_size=2048",
+                                            "--set",       "train.epochs=3", "--set", "checkpoint.every=1"};
 // An MLP on the bce ops (probabilities, pos_weight in the sample weights), SGD with weight
 // decay: the other paths of the model, loss and optimizer.
-const std::vector<std::string> kMlp = {"--synthetic", "3000,6", "--set", "train.batch_size=512", "--set",
-                                       "train.epochs=3", "--set", "model.kind=mlp", "--set", "model.hidden=[8,4]",
-                                       "--set", "loss=bce", "--set", "train.pos_weight=2", "--set",
-                                       "optimizer.kind=sgd", "--set", "optimizer.weight_decay=0.001"};
+const std::vector<std::string> kMlp = {"--synthetic", "3000,6",
+                                       "--set",       "train.batch_size=512",
+                                       "--set",       "train.epochs=3",
+                                       "--set",       "model.kind=mlp",
+                                       "--set",       "model.hidden=[8,4]",
+                                       "--set",       "loss=bce",
+                                       "--set",       "train.pos_weight=2",
+                                       "--set",       "optimizer.kind=sgd",
+                                       "--set",       "optimizer.weight_decay=0.001"};
 
-void expect_the_same_bytes_for_any_ranks(const std::filesystem::path& folder, const std::vector<std::string>& settings) {
+void expect_the_same_bytes_for_any_ranks(const std::filesystem::path& folder,
+                                         const std::vector<std::string>& settings) {
     const RunResult alone = run(0, folder / "alone", settings);
     ASSERT_EQ(alone.exit_code, 0) << alone.output;
     const std::string csv = read_text(folder / "alone" / "metrics.csv");
@@ -103,13 +113,15 @@ void expect_the_same_bytes_for_any_ranks(const std::filesystem::path& folder, co
         // The whole state: parameters, optimizer moments, metrics.
         EXPECT_TRUE(read_text(output / "checkpoint.bin") == checkpoint) << ranks << " ranks";
         if (ranks > 1) {
-            EXPECT_NE(result.output.find("Parallel: " + std::to_string(ranks) + " processes"), std::string::npos)
+            EXPECT_NE(result.output.find("Parallel: " + std::to_string(ranks) + " processes"),
+                      std::string::npos)
                 << result.output;
         }
         // Rank 0 alone writes: one set of console lines, no leftover per-rank config.
         EXPECT_EQ(result.output.find("epoch    1/3"), result.output.rfind("epoch    1/3")) << result.output;
         for (const auto& entry : std::filesystem::directory_iterator(output)) {
-            EXPECT_EQ(entry.path().filename().string().find(".config.rank"), std::string::npos) << entry.path();
+            EXPECT_EQ(entry.path().filename().string().find(".config.rank"), std::string::npos)
+                << entry.path();
         }
     }
 }
@@ -126,8 +138,9 @@ TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
 // shards (the model's buffers hold a group): two groups alone, one per rank on 2 or
 // 3 ranks.
 TEST_F(TrainMpi, LargeBatchRunInGroupsIsTheSameBytesAloneAndWithOneTwoThreeRanks) {
-    expect_the_same_bytes_for_any_ranks(folder.path(), {"--synthetic", "50000,8", "--set", "train.batch_size=32768",
-                                                        "--set", "train.epochs=3", "--set", "optimizer.kind=sgd"});
+    expect_the_same_bytes_for_any_ranks(folder.path(),
+                                        {"--synthetic", "50000,8", "--set", "train.batch_size=32768", "--set",
+                                         "train.epochs=3", "--set", "optimizer.kind=sgd"});
 }
 
 // One emulated NPU per rank (atlas_emu with devices: 3, aclrtSetDevice(local rank)), as
@@ -140,7 +153,8 @@ TEST_F(TrainMpi, AtlasEmuRanksOnTheirOwnDevicesGiveTheBytesOfCpuTbbAlone) {
     const RunResult result = run(3, folder.path() / "atlas", emulated);
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_NE(result.output.find("backend atlas_emu"), std::string::npos) << result.output;
-    EXPECT_EQ(read_text(folder.path() / "atlas" / "metrics.csv"), read_text(folder.path() / "alone" / "metrics.csv"));
+    EXPECT_EQ(read_text(folder.path() / "atlas" / "metrics.csv"),
+              read_text(folder.path() / "alone" / "metrics.csv"));
 }
 
 TEST_F(TrainMpi, ResumeWithTheSameRanksEndsWithTheMetricsOfAnUninterruptedRun) {
@@ -167,8 +181,8 @@ TEST_F(TrainMpi, ResumeWithTheSameRanksEndsWithTheMetricsOfAnUninterruptedRun) {
 TEST_F(TrainMpi, AKilledRankStopsTheJobNamingItAndTheLastCheckpointResumes) {
     const auto output = folder.path() / "killed";
     // Many short epochs with a checkpoint after each: the kill lands while training.
-    const std::vector<std::string> settings = {"--synthetic", "4000,8", "--set", "train.batch_size=256",
-                                               "--set", "checkpoint.every=1"};
+    const std::vector<std::string> settings = {"--synthetic",          "4000,8", "--set",
+                                               "train.batch_size=256", "--set",  "checkpoint.every=1"};
     auto endless = settings;
     endless.insert(endless.end(), {"--set", "train.epochs=100000"});
     const auto log = folder.path() / "killed.log";
@@ -216,9 +230,19 @@ TEST_F(TrainMpi, ARankWithBadDataStopsTheJobNamingTheRank) {
     const auto bad_file = folder.write("bad.csv", bad);
     const auto output = folder.path() / "bad_rank";
     const auto rank_arguments = [&](const std::filesystem::path& data) {
-        return std::vector<std::string>{"-np", "1", NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG,
-                                        "--output", output.string(), "--set", "data.format=plain",
-                                        "--set", "data.path=" + data.string(), "--set", "train.epochs=2"};
+        return std::vector<std::string>{"-np",
+                                        "1",
+                                        NNPLUG_TRAIN_PROGRAM,
+                                        "--config",
+                                        NNPLUG_TRAIN_CONFIG,
+                                        "--output",
+                                        output.string(),
+                                        "--set",
+                                        "data.format=plain",
+                                        "--set",
+                                        "data.path=" + data.string(),
+                                        "--set",
+                                        "train.epochs=2"};
     };
     std::vector<std::string> arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none",
                                           "--allow-run-as-root"};

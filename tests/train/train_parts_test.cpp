@@ -78,13 +78,15 @@ TEST(TrainData, MalformedRowsNameFileAndLine) {
     EXPECT_EQ(error_of([&] { load_csv(bad_number, "auto"); }),
               bad_number.string() + ":3: column 2: 'zz' is not a finite number");
     const auto bad_label = folder.write("label.csv", "1,2,0\n1,2,2\n");
-    EXPECT_EQ(error_of([&] { load_csv(bad_label, "auto"); }), bad_label.string() + ":2: label '2' is not 0 or 1");
+    EXPECT_EQ(error_of([&] { load_csv(bad_label, "auto"); }),
+              bad_label.string() + ":2: label '2' is not 0 or 1");
     const auto wrong_count = folder.write("count.csv", "3,2,no,yes\n1,2,0\n1,2,1\n");
     EXPECT_EQ(error_of([&] { load_csv(wrong_count, "auto"); }),
               wrong_count.string() + ": the header announces 3 rows, the file holds 2");
     const auto empty = folder.write("empty.csv", "\n");
     EXPECT_EQ(error_of([&] { load_csv(empty, "auto"); }), empty.string() + ": the file holds no rows");
-    EXPECT_NE(error_of([&] { load_csv(folder.path() / "missing.csv", "auto"); }).find("cannot open"), std::string::npos);
+    EXPECT_NE(error_of([&] { load_csv(folder.path() / "missing.csv", "auto"); }).find("cannot open"),
+              std::string::npos);
 }
 
 TEST(TrainData, SplitIsStratifiedDeterministicAndDisjoint) {
@@ -210,7 +212,8 @@ TEST(TrainRandom, EpochOrderPutsEveryRowEverywhereEquallyOften) {
     std::array<std::array<int, kRows>, kRows> counts{};
     for (int seed = 0; seed < kSeeds; ++seed) {
         order.draw(static_cast<uint64_t>(seed) * 7919u, arena);
-        for (int place = 0; place < kRows; ++place) ++counts[static_cast<size_t>(order.order()[static_cast<size_t>(place)])][place];
+        for (int place = 0; place < kRows; ++place)
+            ++counts[static_cast<size_t>(order.order()[static_cast<size_t>(place)])][place];
     }
     const double expected = static_cast<double>(kSeeds) / kRows;
     double chi_square = 0;
@@ -232,7 +235,8 @@ TEST(TrainRandom, EpochOrderPlacesTwoRowsIndependently) {
     std::vector<int64_t> place(kRows);
     for (int seed = 0; seed < kSeeds; ++seed) {
         order.draw(static_cast<uint64_t>(seed) * 104729u + 3, arena);
-        for (int64_t at = 0; at < kRows; ++at) place[static_cast<size_t>(order.order()[static_cast<size_t>(at)])] = at;
+        for (int64_t at = 0; at < kRows; ++at)
+            place[static_cast<size_t>(order.order()[static_cast<size_t>(at)])] = at;
         for (size_t p = 0; p < pairs.size(); ++p)
             ++counts[p][static_cast<size_t>(place[static_cast<size_t>(pairs[p].first)] / kQuarter)]
                     [static_cast<size_t>(place[static_cast<size_t>(pairs[p].second)] / kQuarter)];
@@ -244,7 +248,8 @@ TEST(TrainRandom, EpochOrderPlacesTwoRowsIndependently) {
                 const double odds = (a == b ? kQuarter * (kQuarter - 1.0) : kQuarter * double{kQuarter}) /
                                     (kRows * (kRows - 1.0));
                 const double expected = kSeeds * odds;
-                const double difference = counts[p][static_cast<size_t>(a)][static_cast<size_t>(b)] - expected;
+                const double difference =
+                    counts[p][static_cast<size_t>(a)][static_cast<size_t>(b)] - expected;
                 chi_square += difference * difference / expected;
             }
         EXPECT_LT(chi_square, 44.26) << "rows " << pairs[p].first << " and " << pairs[p].second;
@@ -254,7 +259,8 @@ TEST(TrainRandom, EpochOrderPlacesTwoRowsIndependently) {
 TEST(TrainCombine, TreeBlocksTileTheRangeWithAlignedPowersOfTwo) {
     EXPECT_TRUE(tree_blocks(5, 5).empty());
     const std::vector<TreeBlock> blocks = tree_blocks(85, 170);
-    const std::vector<std::pair<int64_t, int64_t>> expected{{85, 1}, {86, 2}, {88, 8}, {96, 32}, {128, 32}, {160, 8}, {168, 2}};
+    const std::vector<std::pair<int64_t, int64_t>> expected{{85, 1},   {86, 2},  {88, 8}, {96, 32},
+                                                            {128, 32}, {160, 8}, {168, 2}};
     ASSERT_EQ(blocks.size(), expected.size());
     for (size_t i = 0; i < blocks.size(); ++i) {
         EXPECT_EQ(blocks[i].first, expected[i].first);
@@ -275,7 +281,8 @@ TEST(TrainCombine, TreeSumIsTheSameBytesHoweverTheShardsAreSplit) {
     for (int64_t shards = 1; shards <= 40; ++shards) {
         std::vector<std::array<float, kValues>> leaves(static_cast<size_t>(shards));
         for (auto& leaf : leaves)
-            for (float& value : leaf) value = (random.uniform() - 0.5f) * std::ldexp(1.0f, static_cast<int>(random.below(40)) - 20);
+            for (float& value : leaf)
+                value = (random.uniform() - 0.5f) * std::ldexp(1.0f, static_cast<int>(random.below(40)) - 20);
         const auto leaf = [&](int64_t s) -> const float* { return leaves[static_cast<size_t>(s)].data(); };
         const auto root_of_split = [&](int ranks) {
             // Each rank's blocks from its leaves, then the root from all blocks.
@@ -283,23 +290,26 @@ TEST(TrainCombine, TreeSumIsTheSameBytesHoweverTheShardsAreSplit) {
             double scratch[kValues * 9];
             for (int r = 0; r < ranks; ++r)
                 for (const TreeBlock& block : tree_blocks(shards * r / ranks, shards * (r + 1) / ranks))
-                    tree_sum(block.first, block.size, shards, leaf,
-                             [](int64_t, int64_t) -> const double* { return nullptr; }, 0, kValues,
-                             known[{block.first, block.size}].data(), scratch);
+                    tree_sum(
+                        block.first, block.size, shards, leaf,
+                        [](int64_t, int64_t) -> const double* { return nullptr; }, 0, kValues,
+                        known[{block.first, block.size}].data(), scratch);
             std::array<double, kValues> root{};
-            tree_sum(0, tree_width(shards), shards,
-                     [](int64_t) -> const double* { throw std::logic_error("a leaf outside every block"); },
-                     [&](int64_t first, int64_t size) -> const double* {
-                         const auto found = known.find({first, size});
-                         return found == known.end() ? nullptr : found->second.data();
-                     },
-                     0, kValues, root.data(), scratch);
+            tree_sum(
+                0, tree_width(shards), shards,
+                [](int64_t) -> const double* { throw std::logic_error("a leaf outside every block"); },
+                [&](int64_t first, int64_t size) -> const double* {
+                    const auto found = known.find({first, size});
+                    return found == known.end() ? nullptr : found->second.data();
+                },
+                0, kValues, root.data(), scratch);
             return root;
         };
         const std::array<double, kValues> alone = root_of_split(1);
         for (int ranks = 2; ranks <= 7; ++ranks) {
             const std::array<double, kValues> split = root_of_split(ranks);
-            EXPECT_EQ(std::memcmp(alone.data(), split.data(), sizeof(alone)), 0) << shards << " shards, " << ranks << " ranks";
+            EXPECT_EQ(std::memcmp(alone.data(), split.data(), sizeof(alone)), 0)
+                << shards << " shards, " << ranks << " ranks";
         }
         double plain = 0;
         for (const auto& values : leaves) plain += static_cast<double>(values[0]);
@@ -336,8 +346,8 @@ TEST(TrainModel, MlpGradientsMatchFiniteDifferences) {
 }
 
 // Mean weighted BCE on logits, in double: w * [(1 - y) z - (1 + (p - 1) y) log sigmoid(z)].
-double host_logit_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y, const Eigen::VectorXf& w,
-                       double pos_weight) {
+double host_logit_loss(Model& model, const FeatureMatrix& x, const Eigen::VectorXf& y,
+                       const Eigen::VectorXf& w, double pos_weight) {
     const Eigen::VectorXf& z = model.forward(x.data(), x.rows());
     double sum = 0;
     for (Eigen::Index i = 0; i < y.size(); ++i) {
@@ -393,8 +403,8 @@ TEST(TrainModel, LogitOutputGradientsMatchFiniteDifferences) {
         for (int i = 0; i < 6; ++i) {
             const double s = 1 / (1 + std::exp(-static_cast<double>(z[i])));
             EXPECT_NEAR(probabilities[i], s, 1e-6);
-            grad_z[i] = static_cast<float>(problem.w[i] * (s * (1 + (pos_weight - 1) * problem.y[i]) -
-                                                           pos_weight * problem.y[i]) / 6.0);
+            grad_z[i] = static_cast<float>(
+                problem.w[i] * (s * (1 + (pos_weight - 1) * problem.y[i]) - pos_weight * problem.y[i]) / 6.0);
         }
         model.backward(grad_z.data());
         const std::vector<float> analytic = model.gradients();
@@ -444,11 +454,13 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
             if (!logits)
                 for (int i = 0; i < 6; ++i)
                     if (problem.y[i] == 1.0f) weights[i] *= static_cast<float>(pos_weight);
-            DeviceBceLoss loss(8, kind, logits ? std::optional<float>(static_cast<float>(pos_weight)) : std::nullopt);
+            DeviceBceLoss loss(8, kind,
+                               logits ? std::optional<float>(static_cast<float>(pos_weight)) : std::nullopt);
             Model model = problem.model(logits ? ModelOutput::kLogit : ModelOutput::kProbability);
             const Eigen::VectorXf outputs = model.forward(problem.x.data(), problem.x.rows());
             Eigen::VectorXf grad_outputs(6);
-            const float device_loss = loss.run(outputs.data(), problem.y.data(), weights.data(), 6, grad_outputs.data());
+            const float device_loss =
+                loss.run(outputs.data(), problem.y.data(), weights.data(), 6, grad_outputs.data());
             const auto double_loss = [&](Model& m) {
                 return logits ? host_logit_loss(m, problem.x, problem.y, problem.w, pos_weight)
                               : host_loss(m, problem.x, problem.y, weights);
@@ -458,7 +470,8 @@ TEST(TrainDeviceLoss, BothLossesGiveTheFiniteDifferenceGradientOnEveryBackend) {
             model.backward(grad_outputs.data());
             const std::vector<float> analytic = model.gradients();
             const auto numeric = TinyProblem::finite_differences(model, double_loss);
-            for (size_t k = 0; k < analytic.size(); ++k) EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "parameter " << k;
+            for (size_t k = 0; k < analytic.size(); ++k)
+                EXPECT_NEAR(analytic[k], numeric[k], 2e-3) << "parameter " << k;
         }
     });
 }
@@ -471,14 +484,15 @@ TEST(TrainDeviceLoss, ExecutorsMadeAheadGiveTheBytesOfExecutorsMadeOnFirstUse) {
     in_each_backend_session([&](const std::string& backend) {
         for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
             SCOPED_TRACE(backend + (kind == LossKind::kBce ? ", bce" : ", bce_with_logits"));
-            Model model = problem.model(kind == LossKind::kBce ? ModelOutput::kProbability : ModelOutput::kLogit);
+            Model model =
+                problem.model(kind == LossKind::kBce ? ModelOutput::kProbability : ModelOutput::kLogit);
             const Eigen::VectorXf outputs = model.forward(problem.x.data(), problem.x.rows());
             const auto results = [&](int prepared) {
                 DeviceBceLoss loss(8, kind);
                 if (prepared > 0) loss.prepare(6, prepared == 2);
                 std::vector<float> losses(6), gradient(6);
-                loss.run_samples(outputs.data(), problem.y.data(), problem.w.data(), 6, losses.data(), gradient.data(),
-                                 0.25f);
+                loss.run_samples(outputs.data(), problem.y.data(), problem.w.data(), 6, losses.data(),
+                                 gradient.data(), 0.25f);
                 losses.insert(losses.end(), gradient.begin(), gradient.end());
                 return losses;
             };
@@ -489,8 +503,10 @@ TEST(TrainDeviceLoss, ExecutorsMadeAheadGiveTheBytesOfExecutorsMadeOnFirstUse) {
                     << (prepared == 2 ? "forward and backward made ahead" : "forward made ahead");
             }
             DeviceBceLoss loss(8, kind);
-            EXPECT_EQ(error_of([&] { loss.prepare(9, true); }), "executors for 9 samples on a loss of capacity 8");
-            EXPECT_EQ(error_of([&] { loss.prepare(0, false); }), "executors for 0 samples on a loss of capacity 8");
+            EXPECT_EQ(error_of([&] { loss.prepare(9, true); }),
+                      "executors for 9 samples on a loss of capacity 8");
+            EXPECT_EQ(error_of([&] { loss.prepare(0, false); }),
+                      "executors for 0 samples on a loss of capacity 8");
         }
     });
 }
@@ -539,9 +555,11 @@ TEST(TrainModel, ShardsGiveTheSameBytesInAnyOrderAndSumToTheBatchGradient) {
         EXPECT_TRUE(shard_gradients(BatchRows{data.data(), index.data()}, true) == in_order);
         // Rows padded to whole cache lines, read ahead across the shards' ends.
         const RowTable table(data.data(), 2 * kRows, kInputs);
-        EXPECT_TRUE(shard_gradients(BatchRows{table.data(), index.data(), table.stride(), kRows}, true) == in_order);
+        EXPECT_TRUE(shard_gradients(BatchRows{table.data(), index.data(), table.stride(), kRows}, true) ==
+                    in_order);
         const RowTable gathered_table(gathered.data(), kRows, kInputs);
-        EXPECT_TRUE(shard_gradients(BatchRows{gathered_table.data(), nullptr, gathered_table.stride()}, false) == in_order);
+        EXPECT_TRUE(shard_gradients(BatchRows{gathered_table.data(), nullptr, gathered_table.stride()},
+                                    false) == in_order);
 
         // The whole batch at once, against the shards' sum.
         Model whole = model;
@@ -550,7 +568,8 @@ TEST(TrainModel, ShardsGiveTheSameBytesInAnyOrderAndSumToTheBatchGradient) {
         for (size_t i = 0; i < parameters; ++i) {
             double sum = 0;
             for (int64_t s = 0; s < shards; ++s) sum += in_order[static_cast<size_t>(s) * parameters + i];
-            EXPECT_NEAR(sum, whole.gradients()[i], 1e-5 * (1 + std::abs(whole.gradients()[i]))) << "parameter " << i;
+            EXPECT_NEAR(sum, whole.gradients()[i], 1e-5 * (1 + std::abs(whole.gradients()[i])))
+                << "parameter " << i;
         }
     }
 }
@@ -567,7 +586,9 @@ TEST(TrainData, RowTableStartsEveryRowOnACacheLine) {
         EXPECT_LT(table.stride(), columns + 16);
         for (int64_t i = 0; i < kRows; ++i) {
             EXPECT_EQ(reinterpret_cast<uintptr_t>(table.row(i)) % 64, 0u);
-            EXPECT_EQ(std::memcmp(table.row(i), source.data() + i * columns, static_cast<size_t>(columns) * sizeof(float)), 0);
+            EXPECT_EQ(std::memcmp(table.row(i), source.data() + i * columns,
+                                  static_cast<size_t>(columns) * sizeof(float)),
+                      0);
             for (int64_t j = columns; j < table.stride(); ++j) EXPECT_EQ(table.row(i)[j], 0.0f);
         }
         const float* rows = table.data();
@@ -609,7 +630,8 @@ TEST(TrainModel, SigmoidIsNearTheFloat64OneAndTheSameWhereverAnElementSits) {
         }
         const auto reference = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(z[i]))));
         if (reference < std::numeric_limits<float>::min()) {
-            EXPECT_LE(p[i], std::numeric_limits<float>::min());  // where exp(-z) overflows: 0 or below FLT_MIN
+            EXPECT_LE(p[i],
+                      std::numeric_limits<float>::min());  // where exp(-z) overflows: 0 or below FLT_MIN
             continue;
         }
         const float ulp = std::nextafter(reference, inf) - reference;
@@ -647,7 +669,8 @@ TEST(TrainModel, RowKernelsGiveTheDocumentedBitsOnEveryTargetOfThisCpu) {
         RowTable table(kRows, columns);
         for (int64_t i = 0; i < kRows; ++i)
             for (int64_t j = 0; j < columns; ++j) table.row(i)[j] = 4.0f * random.uniform() - 2.0f;
-        std::vector<float> weight(static_cast<size_t>(columns)), delta(kRows), start(static_cast<size_t>(columns));
+        std::vector<float> weight(static_cast<size_t>(columns)), delta(kRows),
+            start(static_cast<size_t>(columns));
         for (float& value : weight) value = 2.0f * random.uniform() - 1.0f;
         for (float& value : delta) value = random.uniform() - 0.5f;
         for (float& value : start) value = random.uniform();
@@ -665,7 +688,8 @@ TEST(TrainModel, RowKernelsGiveTheDocumentedBitsOnEveryTargetOfThisCpu) {
         }
         for (int64_t j = 0; j < columns; ++j)
             for (int64_t k = 0; k < kRows; ++k)
-                expected_sum[static_cast<size_t>(j)] += delta[static_cast<size_t>(k)] * x[static_cast<size_t>(k)][j];
+                expected_sum[static_cast<size_t>(j)] +=
+                    delta[static_cast<size_t>(k)] * x[static_cast<size_t>(k)][j];
 
         for (const int64_t target : targets) {
             SCOPED_TRACE(hwy::TargetName(target));
@@ -759,9 +783,10 @@ TEST(TrainOptimizer, SgdAndAdamFollowPyTorchsUpdateRules) {
 TEST(TrainSettings, ReadsApplicationSectionAndOverrides) {
     TempFolder folder;
     folder.write("data.csv", "1,2,0\n3,4,1\n");
-    const auto config = folder.write("train.yaml",
-                                     "backend: cpu_tbb\napplication:\n  data: {path: data.csv}\n"
-                                     "  optimizer: {kind: sgd, lr: 0.5}\n  model: {kind: mlp, hidden: [8, 4]}\n");
+    const auto config =
+        folder.write("train.yaml",
+                     "backend: cpu_tbb\napplication:\n  data: {path: data.csv}\n"
+                     "  optimizer: {kind: sgd, lr: 0.5}\n  model: {kind: mlp, hidden: [8, 4]}\n");
     ConfigDocument document = read_config_document(config);
     apply_override(document, "optimizer.lr=0.25");
     apply_override(document, "backends.cpu_tbb.threads=1");
@@ -772,7 +797,8 @@ TEST(TrainSettings, ReadsApplicationSectionAndOverrides) {
     EXPECT_EQ(settings.hidden, (std::vector<int64_t>{8, 4}));
     EXPECT_EQ(settings.class_weights, "1,3");
     EXPECT_EQ(settings.data_path, std::filesystem::canonical(folder.path() / "data.csv"));
-    EXPECT_EQ(document.root["backends"]["cpu_tbb"]["threads"].as<int>(), 1);  // a runtime key stays at the top
+    EXPECT_EQ(document.root["backends"]["cpu_tbb"]["threads"].as<int>(),
+              1);  // a runtime key stays at the top
     const auto weights = class_weight_values("balanced", 100, 300);
     EXPECT_FLOAT_EQ(weights.first, 2.0f);
     EXPECT_FLOAT_EQ(weights.second, 400.0f / 600.0f);
@@ -782,15 +808,18 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
     TempFolder folder;
     const auto config = folder.write("train.yaml", "application:\n  optimizer:\n    lrate: 0.1\n");
     ConfigDocument document = read_config_document(config);
-    EXPECT_EQ(error_of([&] { read_train_settings(document, {}); }),
-              config.string() + ":3:12: unknown key 'application.optimizer.lrate' (did you mean 'optimizer.lr'?)");
+    EXPECT_EQ(
+        error_of([&] { read_train_settings(document, {}); }),
+        config.string() + ":3:12: unknown key 'application.optimizer.lrate' (did you mean 'optimizer.lr'?)");
     EXPECT_EQ(error_of([&] { apply_override(document, "train.epoch=3"); }),
               "--set 'train.epoch=3': unknown key 'train.epoch' (did you mean 'train.epochs'?)");
-    ConfigDocument fresh = read_config_document(folder.write("ok.yaml", "application: {data: {path: x.csv}}\n"));
+    ConfigDocument fresh =
+        read_config_document(folder.write("ok.yaml", "application: {data: {path: x.csv}}\n"));
     apply_override(fresh, "train.batch_size=0");
     EXPECT_EQ(error_of([&] { read_train_settings(fresh, {}); }),
               "--set train.batch_size=0: key 'train.batch_size' has value '0'; expected a whole number >= 1");
-    ConfigDocument missing = read_config_document(folder.write("m.yaml", "application: {data: {path: nowhere.csv}}\n"));
+    ConfigDocument missing =
+        read_config_document(folder.write("m.yaml", "application: {data: {path: nowhere.csv}}\n"));
     EXPECT_NE(error_of([&] { read_train_settings(missing, {}); }).find("data file 'nowhere.csv' not found"),
               std::string::npos);
 }
@@ -802,8 +831,9 @@ TEST(TrainSettings, AMappingThatHoldsItselfIsRefusedByName) {
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(config), {}); }),
               config.string() + ":2:9: unknown key 'application.model.loss'");
     const auto deep = folder.write("deep.yaml", "application: {optimizer: {lr: {a: {b: {c: 1}}}}}\n");
-    EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(deep), {}); }),
-              deep.string() + ":1:35: unknown key 'application.optimizer.lr.a' (did you mean 'optimizer.lr'?)");
+    EXPECT_EQ(
+        error_of([&] { read_train_settings(read_config_document(deep), {}); }),
+        deep.string() + ":1:35: unknown key 'application.optimizer.lr.a' (did you mean 'optimizer.lr'?)");
     const auto twice = folder.write("twice.yaml", "application:\n  optimizer: {lr: 0.1, lr: 0.2}\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(twice), {}); }),
               twice.string() + ":2:24: key 'application.optimizer.lr' appears twice");
@@ -822,8 +852,13 @@ TEST(TrainSettings, ReadsLossAndPosWeight) {
     settings = read_train_settings(read_config_document(config), {});
     EXPECT_EQ(settings.loss, "bce");
     EXPECT_EQ(settings.pos_weight, "balanced");
-    for (const auto& [given, kept] : std::vector<std::pair<std::string, std::string>>{
-             {"2.50", "2.5"}, {"3", "3"}, {"1e-3", "0.001"}, {"none", "none"}, {"~", "none"}, {"balanced", "balanced"}}) {
+    for (const auto& [given, kept] :
+         std::vector<std::pair<std::string, std::string>>{{"2.50", "2.5"},
+                                                          {"3", "3"},
+                                                          {"1e-3", "0.001"},
+                                                          {"none", "none"},
+                                                          {"~", "none"},
+                                                          {"balanced", "balanced"}}) {
         ConfigDocument document = read_config_document(defaults);
         apply_override(document, "train.pos_weight=" + given);
         apply_override(document, "train.class_weights=none");
@@ -847,20 +882,24 @@ TEST(TrainSettings, ReadsLossAndPosWeight) {
 TEST(TrainSettings, BadLossAndPosWeightAreNamed) {
     TempFolder folder;
     folder.write("data.csv", "1,2,0\n3,4,1\n");
-    const auto loss = folder.write("loss.yaml", "application:\n  data: {path: data.csv}\n  loss: bce_with_logit\n");
+    const auto loss =
+        folder.write("loss.yaml", "application:\n  data: {path: data.csv}\n  loss: bce_with_logit\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(loss), {}); }),
-              loss.string() + ":3:9: key 'loss' has value 'bce_with_logit'; expected one of bce_with_logits, bce "
-                              "(did you mean 'bce_with_logits'?)");
-    const auto nested = folder.write("nested.yaml", "application:\n  data: {path: data.csv}\n  loss: {kind: bce}\n");
+              loss.string() +
+                  ":3:9: key 'loss' has value 'bce_with_logit'; expected one of bce_with_logits, bce "
+                  "(did you mean 'bce_with_logits'?)");
+    const auto nested =
+        folder.write("nested.yaml", "application:\n  data: {path: data.csv}\n  loss: {kind: bce}\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(nested), {}); }),
               nested.string() + ":3:16: unknown key 'application.loss.kind'");
-    const std::string expected = "; expected none, balanced, or a number > 0 (the positives' loss multiplier)";
-    const auto weight = folder.write("weight.yaml",
-                                     "application:\n  data: {path: data.csv}\n  train:\n    pos_weight: -2\n");
+    const std::string expected =
+        "; expected none, balanced, or a number > 0 (the positives' loss multiplier)";
+    const auto weight =
+        folder.write("weight.yaml", "application:\n  data: {path: data.csv}\n  train:\n    pos_weight: -2\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(weight), {}); }),
               weight.string() + ":4:17: key 'train.pos_weight' has value '-2'" + expected);
-    const auto listed = folder.write("listed.yaml",
-                                     "application:\n  data: {path: data.csv}\n  train: {pos_weight: [1, 2]}\n");
+    const auto listed = folder.write(
+        "listed.yaml", "application:\n  data: {path: data.csv}\n  train: {pos_weight: [1, 2]}\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(listed), {}); }),
               listed.string() + ":3:23: key 'train.pos_weight' has value 'a list'" + expected);
     const auto defaults = folder.write("defaults.yaml", "application: {data: {path: data.csv}}\n");
@@ -881,12 +920,14 @@ TEST(TrainSettings, BadLossAndPosWeightAreNamed) {
               }),
               "--set 'loss.kind=bce': unknown key 'loss.kind'");
     // Balancing twice is refused where pos_weight is set.
-    const auto twice = folder.write("twice.yaml", "application:\n  data: {path: data.csv}\n"
-                                                  "  train:\n    class_weights: balanced\n    pos_weight: balanced\n");
+    const auto twice = folder.write("twice.yaml",
+                                    "application:\n  data: {path: data.csv}\n"
+                                    "  train:\n    class_weights: balanced\n    pos_weight: balanced\n");
     EXPECT_EQ(error_of([&] { read_train_settings(read_config_document(twice), {}); }),
-              twice.string() + ":5:17: key 'train.pos_weight' is balanced and train.class_weights is balanced too, "
-                               "which weights the positives twice; set train.class_weights to none (or give "
-                               "pos_weight a number)");
+              twice.string() +
+                  ":5:17: key 'train.pos_weight' is balanced and train.class_weights is balanced too, "
+                  "which weights the positives twice; set train.class_weights to none (or give "
+                  "pos_weight a number)");
 }
 
 TEST(TrainSettings, LossAndPosWeightArePartOfTheRunIdentity) {
@@ -909,9 +950,14 @@ TEST(TrainSettings, LossAndPosWeightArePartOfTheRunIdentity) {
     state.epochs_done = 1;
     write_checkpoint(path, RunIdentity{trajectory_settings(logits), 7, {3, 1}}, state);
     const ResumeBounds bounds{2, 10, 5, 4, "adam"};
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(bce), 7, {3, 1}}, bounds); }),
-              "checkpoint '" + path.string() + "' belongs to another run: loss is 'bce_with_logits' there and 'bce' here");
-    EXPECT_EQ(error_of([&] { read_checkpoint(path, RunIdentity{trajectory_settings(weighted), 7, {3, 1}}, bounds); }),
+    EXPECT_EQ(error_of([&] {
+                  read_checkpoint(path, RunIdentity{trajectory_settings(bce), 7, {3, 1}}, bounds);
+              }),
+              "checkpoint '" + path.string() +
+                  "' belongs to another run: loss is 'bce_with_logits' there and 'bce' here");
+    EXPECT_EQ(error_of([&] {
+                  read_checkpoint(path, RunIdentity{trajectory_settings(weighted), 7, {3, 1}}, bounds);
+              }),
               "checkpoint '" + path.string() +
                   "' belongs to another run: train.pos_weight is 'none' there and '2.5' here");
 }
@@ -1013,24 +1059,27 @@ TEST_F(TrainCheckpoint, CorruptTruncatedAndForeignFilesAreRefused) {
     EXPECT_EQ(error_of([&] { read_checkpoint(path, identity, bounds); }),
               "checkpoint '" + path.string() + "' is corrupt: its checksum does not match its contents");
     write(bytes.substr(0, bytes.size() - 5));
-    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("is corrupt"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("is corrupt"),
+              std::string::npos);
     write("epoch,train_loss\n1,0.5\n");
     EXPECT_EQ(error_of([&] { read_checkpoint(path, identity, bounds); }),
               "'" + path.string() + "' is not a training checkpoint (no NNPTRAIN header)");
     std::string other_version = bytes;
     other_version[8] = 9;
     write(other_version);
-    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("format version 9"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, identity, bounds); }).find("format version 9"),
+              std::string::npos);
 }
 
 TEST_F(TrainCheckpoint, PayloadSizeOtherThanTheFilesIsCorrupt) {
     std::string bytes = encode_checkpoint(identity, state());
     for (const uint64_t announced : {uint64_t{0}, uint64_t{bytes.size()}, UINT64_MAX, UINT64_MAX - 27}) {
         std::memcpy(&bytes[12], &announced, sizeof announced);
-        EXPECT_EQ(error_of([&] { decode_checkpoint(bytes, "forged.bin"); }),
-                  fmt::format("checkpoint 'forged.bin' is corrupt: {} bytes, its header announces a payload of {} "
-                              "bytes",
-                              bytes.size(), announced));
+        EXPECT_EQ(
+            error_of([&] { decode_checkpoint(bytes, "forged.bin"); }),
+            fmt::format("checkpoint 'forged.bin' is corrupt: {} bytes, its header announces a payload of {} "
+                        "bytes",
+                        bytes.size(), announced));
     }
     EXPECT_NE(error_of([&] { decode_checkpoint(bytes.substr(0, 24), "short.bin"); }).find("is corrupt"),
               std::string::npos);
@@ -1052,8 +1101,11 @@ TEST_F(TrainCheckpoint, PositionOutsideTheRunIsRefused) {
         return refusal(s);
     };
     const std::string prefix = "checkpoint 'forged.bin' is invalid: ";
-    EXPECT_EQ(with(4, -1), prefix + "batches_done is -1; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
-    EXPECT_EQ(with(4, 4), prefix + "batches_done is 4; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
+    EXPECT_EQ(
+        with(4, -1),
+        prefix + "batches_done is -1; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
+    EXPECT_EQ(with(4, 4),
+              prefix + "batches_done is 4; expected 0 to 3 (the batches done in epoch 5 of 10, which has 4)");
     EXPECT_NE(with(4, INT64_MIN).find(prefix + "batches_done is -9223372036854775808;"), std::string::npos);
     EXPECT_NE(with(4, INT64_MAX).find(prefix + "batches_done is 9223372036854775807;"), std::string::npos);
     EXPECT_EQ(with(11, 0), prefix + "epochs_done is 11; expected 0 to 10 (train.epochs of this run)");
@@ -1064,7 +1116,8 @@ TEST_F(TrainCheckpoint, PositionOutsideTheRunIsRefused) {
     // Fewer epochs configured than the checkpoint has done.
     ResumeBounds shorter = bounds;
     shorter.epochs = 3;
-    EXPECT_EQ(refusal(state(), shorter), prefix + "epochs_done is 4; expected 0 to 3 (train.epochs of this run)");
+    EXPECT_EQ(refusal(state(), shorter),
+              prefix + "epochs_done is 4; expected 0 to 3 (train.epochs of this run)");
 }
 
 TEST_F(TrainCheckpoint, VectorsOfAnotherLengthAreRefused) {
@@ -1111,13 +1164,13 @@ TEST_F(TrainCheckpoint, ValuesThatTrainingCannotProduceAreRefused) {
     EXPECT_EQ(refusal(s), prefix + "optimizer_second[3] is -1; expected a finite number >= 0");
     s = state();
     s.optimizer_steps = -1;
-    EXPECT_EQ(refusal(s), prefix + "optimizer_steps is -1; expected 18 (one per batch: 4 epochs of 4 batches, then 2)");
+    EXPECT_EQ(refusal(s),
+              prefix + "optimizer_steps is -1; expected 18 (one per batch: 4 epochs of 4 batches, then 2)");
     s.optimizer_steps = 17;
     EXPECT_NE(refusal(s).find(prefix + "optimizer_steps is 17;"), std::string::npos);
     s = state();
     s.partial_seen = 65;
-    EXPECT_EQ(refusal(s),
-              prefix + "partial_seen is 65; expected 64 (2 batches of 32 rows done in epoch 5)");
+    EXPECT_EQ(refusal(s), prefix + "partial_seen is 65; expected 64 (2 batches of 32 rows done in epoch 5)");
     s = state();
     s.partial_correct = 65;
     EXPECT_EQ(refusal(s), prefix + "partial_correct is 65; expected 0 to 64 (partial_seen)");
@@ -1132,8 +1185,7 @@ TEST_F(TrainCheckpoint, ValuesThatTrainingCannotProduceAreRefused) {
     s = state();
     s.batches_done = 0;
     s.optimizer_steps = 16;
-    EXPECT_EQ(refusal(s),
-              prefix + "partial_seen is 64; expected 100 (the 100 rows of epoch 4)");
+    EXPECT_EQ(refusal(s), prefix + "partial_seen is 64; expected 100 (the 100 rows of epoch 4)");
     s.partial_seen = 100;
     EXPECT_EQ(refusal(s), "(no error)");
 }
@@ -1157,25 +1209,27 @@ TEST_F(TrainCheckpoint, HistoryMustHoldOneRowPerEpochDone) {
     EXPECT_NE(refusal(s).find(prefix + "history[0].test_loss is nan;"), std::string::npos);
     s = state();
     s.history[3].test_roc_auc = -0.25;
-    EXPECT_EQ(refusal(s), prefix +
-                              "history[3].test_roc_auc is -0.25; expected a number from 0 to 1 (or nan, with one "
-                              "class in the test split)");
+    EXPECT_EQ(refusal(s),
+              prefix +
+                  "history[3].test_roc_auc is -0.25; expected a number from 0 to 1 (or nan, with one "
+                  "class in the test split)");
     s.history[3].test_roc_auc = NAN;  // a test split of one class
     EXPECT_EQ(refusal(s), "(no error)");
 }
 
 TEST_F(TrainCheckpoint, ShuffleStreamStateMustBeOneTheStreamWrote) {
-    const std::string prefix = "checkpoint 'forged.bin' is invalid: epoch_start_random is not a state of the shuffle "
-                               "stream";
+    const std::string prefix =
+        "checkpoint 'forged.bin' is invalid: epoch_start_random is not a state of the shuffle "
+        "stream";
     const std::string good = state().epoch_start_random;
     std::string all_zero;
     for (int i = 0; i < 312; ++i) all_zero += "0 ";
     all_zero += "312";
     const std::string too_far = good.substr(0, good.rfind(' ')) + " 313";
-    for (const std::string& bad : {std::string(), std::string("not a state"), good + " ", good + " 1", " " + good,
-                                   all_zero, too_far, good.substr(0, good.rfind(' ')),
-                                   "99999999999999999999" + good.substr(good.find(' ')),
-                                   "-1" + good.substr(good.find(' '))}) {
+    for (const std::string& bad :
+         {std::string(), std::string("not a state"), good + " ", good + " 1", " " + good, all_zero, too_far,
+          good.substr(0, good.rfind(' ')), "99999999999999999999" + good.substr(good.find(' ')),
+          "-1" + good.substr(good.find(' '))}) {
         TrainingState s = state();
         s.epoch_start_random = bad;
         EXPECT_NE(refusal(s).find(prefix), std::string::npos) << "'" << bad << "'";
@@ -1191,14 +1245,16 @@ TEST_F(TrainCheckpoint, AnotherRunIsRefusedWithTheDifference) {
     RunIdentity other = identity;
     other.settings[0].second = "0.02";
     EXPECT_EQ(error_of([&] { read_checkpoint(path, other, bounds); }),
-              "checkpoint '" + path.string() + "' belongs to another run: optimizer.lr is '0.01' there and '0.02' here");
+              "checkpoint '" + path.string() +
+                  "' belongs to another run: optimizer.lr is '0.01' there and '0.02' here");
     other = identity;
     other.layer_sizes = {3, 8, 1};
     EXPECT_EQ(error_of([&] { read_checkpoint(path, other, bounds); }),
               "checkpoint '" + path.string() + "' belongs to another run: layer sizes 3-1 there, 3-8-1 here");
     other = identity;
     other.data_fingerprint = 99;
-    EXPECT_NE(error_of([&] { read_checkpoint(path, other, bounds); }).find("trained on other data"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_checkpoint(path, other, bounds); }).find("trained on other data"),
+              std::string::npos);
 }
 
 TEST(TrainRandomStream, StateRestoresTheSequence) {

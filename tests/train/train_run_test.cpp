@@ -2,14 +2,13 @@
 // counts and backends, resume after an interruption, refused checkpoints.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
-
-#include <cstdio>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -18,8 +17,8 @@
 #include <vector>
 
 #include "acl_test_support.h"
-#include "child_process.h"
 #include "checkpoint.h"
+#include "child_process.h"
 
 namespace {
 
@@ -65,8 +64,9 @@ double json_number(const std::string& json, const std::string& key) {
 }
 
 // A synthetic set big enough that the backend splits its kernels (grain 1024).
-const std::vector<std::string> kParallelRun = {"--synthetic", "6000,8", "--set", "train.batch_size=2048",
-                                               "--set", "train.epochs=4", "--set", "backends.cpu_tbb.grain=1024"};
+const std::vector<std::string> kParallelRun = {
+    "--synthetic", "6000,8",         "--set", "train.batch_size=2048",
+    "--set",       "train.epochs=4", "--set", "backends.cpu_tbb.grain=1024"};
 
 // True when the runtime can load the named backend (it may not be built).
 bool backend_available(const std::string& name, std::string& reason) {
@@ -117,7 +117,7 @@ TEST_F(TrainRun, MetricsAreBitIdenticalWithOneAndTwoThreads) {
 }
 
 TEST_F(TrainRun, ResumeEndsWithTheMetricsOfAnUninterruptedRun) {
-    const std::vector<std::string> settings = {"--set", "train.epochs=6", "--set", "model.kind=mlp",
+    const std::vector<std::string> settings = {"--set", "train.epochs=6",   "--set", "model.kind=mlp",
                                                "--set", "model.hidden=[8]", "--set", "checkpoint.every=2"};
     const RunResult whole = run(folder.path() / "whole", settings);
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
@@ -146,7 +146,8 @@ TEST_F(TrainRun, SigintWritesACheckpointAndResumeMatches) {
                                        "checkpoint.every=0"});
     const pid_t pid = start(arguments, folder.path() / "signalled.log");
     ASSERT_GT(pid, 0);
-    for (int i = 0; i < 600 && read_text(folder.path() / "signalled.log").find("epoch    2/") == std::string::npos; ++i)
+    for (int i = 0;
+         i < 600 && read_text(folder.path() / "signalled.log").find("epoch    2/") == std::string::npos; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     kill(pid, SIGINT);
     ASSERT_EQ(wait_for(pid), 130) << read_text(folder.path() / "signalled.log");
@@ -167,7 +168,8 @@ TEST_F(TrainRun, SigintWritesACheckpointAndResumeMatches) {
 TEST_F(TrainRun, CorruptOrMismatchedCheckpointIsRefused) {
     const auto output = folder.path() / "run";
     ASSERT_EQ(run(output, {"--set", "train.epochs=2"}).exit_code, 0);
-    const RunResult mismatched = run(output, {"--set", "train.epochs=4", "--set", "train.seed=5", "--resume"});
+    const RunResult mismatched =
+        run(output, {"--set", "train.epochs=4", "--set", "train.seed=5", "--resume"});
     EXPECT_EQ(mismatched.exit_code, 1);
     EXPECT_NE(mismatched.output.find("belongs to another run: train.seed is '42' there and '5' here"),
               std::string::npos)
@@ -191,7 +193,8 @@ TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
     interrupted.insert(interrupted.end(), {"--interrupt-after-batches", "20"});
     const RunResult first = run(output, interrupted);  // 15 batches per epoch: stops in epoch 2
     ASSERT_EQ(first.exit_code, 130) << first.output;
-    const auto [identity, saved] = train::decode_checkpoint(read_text(output / "checkpoint.bin"), "checkpoint.bin");
+    const auto [identity, saved] =
+        train::decode_checkpoint(read_text(output / "checkpoint.bin"), "checkpoint.bin");
     ASSERT_EQ(saved.epochs_done, 1);
     ASSERT_EQ(saved.batches_done, 5);
 
@@ -220,14 +223,16 @@ TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
         {"negative_epoch", [](auto& s) { s.epochs_done = -2; }, "is invalid: epochs_done is -2;"},
         {"longer_adam_moment", [](auto& s) { s.optimizer_second.push_back(0.0f); },
          "is invalid: optimizer_second holds 32 values;"},
-        {"zero_random_state", [](auto& s) {
+        {"zero_random_state",
+         [](auto& s) {
              s.epoch_start_random.clear();
              for (int i = 0; i < 312; ++i) s.epoch_start_random += "0 ";
              s.epoch_start_random += "312";
          },
          "is invalid: epoch_start_random is not a state of the shuffle stream"},
         {"nan_parameter", [](auto& s) { s.parameters[3] = NAN; }, "is invalid: parameters[3] is nan;"},
-        {"partial_seen", [](auto& s) { s.partial_seen = 1 << 30; }, "is invalid: partial_seen is 1073741824;"},
+        {"partial_seen", [](auto& s) { s.partial_seen = 1 << 30; },
+         "is invalid: partial_seen is 1073741824;"},
         {"history", [](auto& s) { s.history.clear(); }, "is invalid: history holds 0 epochs; expected 1"},
     };
     for (const auto& forgery : forgeries) {
@@ -235,8 +240,10 @@ TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
         forgery.edit(state);
         const RunResult refused = resume_from(forgery.name, state);
         EXPECT_EQ(refused.exit_code, 1) << forgery.name << ": " << refused.output;
-        EXPECT_NE(refused.output.find(forgery.message), std::string::npos) << forgery.name << ": " << refused.output;
-        EXPECT_EQ(refused.output.find("Resumed from"), std::string::npos) << forgery.name << ": " << refused.output;
+        EXPECT_NE(refused.output.find(forgery.message), std::string::npos)
+            << forgery.name << ": " << refused.output;
+        EXPECT_EQ(refused.output.find("Resumed from"), std::string::npos)
+            << forgery.name << ": " << refused.output;
     }
     // The same bytes re-encoded without an edit resume as the original does.
     const RunResult accepted = resume_from("unchanged", saved);
@@ -247,7 +254,8 @@ TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
 TEST_F(TrainRun, BadCommandLineAndConfigAreReported) {
     const RunResult unknown = run(folder.path() / "a", {"--set", "optimizer.lrr=0.1"});
     EXPECT_EQ(unknown.exit_code, 1);
-    EXPECT_NE(unknown.output.find("unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"), std::string::npos)
+    EXPECT_NE(unknown.output.find("unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"),
+              std::string::npos)
         << unknown.output;
     const RunResult backend = run(folder.path() / "b", {"--backend", "nosuch"});
     EXPECT_EQ(backend.exit_code, 1);
@@ -277,20 +285,22 @@ TEST_F(TrainRun, BothLossesReachTheSameTestAccuracyOnEveryBackend) {
                 const auto output = folder.path() / (backend + "_" + std::to_string(variant) + "_" + loss);
                 const RunResult result = run(output, arguments);
                 ASSERT_EQ(result.exit_code, 0) << result.output;
-                EXPECT_NE(result.output.find(bce ? "Loss: bce (aclnnBinaryCrossEntropy on probabilities)"
-                                                 : "Loss: bce_with_logits (aclnnBinaryCrossEntropyWithLogits on logits)"),
+                EXPECT_NE(result.output.find(
+                              bce ? "Loss: bce (aclnnBinaryCrossEntropy on probabilities)"
+                                  : "Loss: bce_with_logits (aclnnBinaryCrossEntropyWithLogits on logits)"),
                           std::string::npos)
                     << result.output;
                 accuracy[bce] = json_number(read_text(output / "summary.json"), "test_accuracy");
-                std::printf("%s, %s, variant %zu: test accuracy %.2f%%\n", backend.c_str(), loss.c_str(), variant,
-                            100 * accuracy[bce]);
+                std::printf("%s, %s, variant %zu: test accuracy %.2f%%\n", backend.c_str(), loss.c_str(),
+                            variant, 100 * accuracy[bce]);
                 // The shipped config reaches 96% on every backend.
                 if (variant == 0) {
                     EXPECT_GE(accuracy[bce], 0.96) << backend << " " << loss;
                 }
             }
             EXPECT_LE(std::abs(accuracy[0] - accuracy[1]), 1.0 / kShippedTestRows + 1e-9)
-                << backend << ", variant " << variant << ": bce_with_logits " << accuracy[0] << ", bce " << accuracy[1];
+                << backend << ", variant " << variant << ": bce_with_logits " << accuracy[0] << ", bce "
+                << accuracy[1];
         }
     }
 }
@@ -303,12 +313,14 @@ TEST_F(TrainRun, CheckpointOfTheOtherLossIsRefused) {
     EXPECT_NE(other.output.find("belongs to another run: loss is 'bce_with_logits' there and 'bce' here"),
               std::string::npos)
         << other.output;
-    const RunResult weighted = run(output, {"--set", "train.epochs=4", "--set", "train.pos_weight=3", "--resume"});
+    const RunResult weighted =
+        run(output, {"--set", "train.epochs=4", "--set", "train.pos_weight=3", "--resume"});
     EXPECT_EQ(weighted.exit_code, 1);
     EXPECT_NE(weighted.output.find("belongs to another run: train.pos_weight is 'none' there and '3' here"),
               std::string::npos)
         << weighted.output;
-    const RunResult same = run(output, {"--set", "train.epochs=4", "--set", "loss=bce_with_logits", "--resume"});
+    const RunResult same =
+        run(output, {"--set", "train.epochs=4", "--set", "loss=bce_with_logits", "--resume"});
     EXPECT_EQ(same.exit_code, 0) << same.output;
     EXPECT_EQ(metrics(output).size(), 4u);
 }
@@ -333,7 +345,8 @@ TEST_F(TrainRun, CpuAndAtlasEmulatorAgreeWithin1e5) {
         for (size_t row = 0; row < x.size(); ++row)
             for (size_t column = 1; column < x[row].size(); ++column) {
                 const double difference = std::abs(x[row][column] - y[row][column]);
-                EXPECT_LE(difference, 1e-5 * std::abs(x[row][column])) << "epoch " << row + 1 << " column " << column;
+                EXPECT_LE(difference, 1e-5 * std::abs(x[row][column]))
+                    << "epoch " << row + 1 << " column " << column;
                 if (x[row][column] != 0) largest = std::max(largest, difference / std::abs(x[row][column]));
             }
         std::printf("largest relative difference of metrics.csv, cpu_tbb vs atlas_emu: %.2g\n", largest);

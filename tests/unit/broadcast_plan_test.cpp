@@ -1,7 +1,8 @@
 // Broadcasting to the iteration space and coalescing of dimensions.
+#include "broadcast_plan.h"
+
 #include <gtest/gtest.h>
 
-#include "broadcast_plan.h"
 #include "tensor.h"
 
 namespace {

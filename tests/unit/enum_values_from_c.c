@@ -8,4 +8,6 @@ aclTensor* nnplug_test_tensor_from_c(int32_t dtype, int32_t format, void* data) 
     return aclCreateTensor(dims, 2, (aclDataType)dtype, strides, 0, (aclFormat)format, dims, 2, data);
 }
 
-size_t nnplug_test_dtype_size_from_c(int32_t dtype) { return aclDataTypeSize((aclDataType)dtype); }
+size_t nnplug_test_dtype_size_from_c(int32_t dtype) {
+    return aclDataTypeSize((aclDataType)dtype);
+}

@@ -1,10 +1,11 @@
 // The YAML config reader: values, and errors naming file, line, column and key.
+#include "runtime_config.h"
+
 #include <acl/acl_base.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "runtime_config.h"
 #include "spelling.h"
 
 namespace {
@@ -72,13 +73,17 @@ TEST(RuntimeConfig, UnknownKeySuggestsTheClosest) {
 TEST(RuntimeConfig, BadValuesNameTheKey) {
     nnplug::RuntimeConfig config;
     nnplug::ConfigError error;
-    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-level.yaml", "log_level: loud\n"), config, error));
-    EXPECT_NE(error.message.find(":1:12: key 'log_level' has value 'loud'"), std::string::npos) << error.message;
-    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-paths.yaml", "plugin_paths: here\n"), config, error));
-    EXPECT_NE(error.message.find("key 'plugin_paths' must be a list"), std::string::npos) << error.message;
-    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-opts.yaml", "backends:\n  cpu_tbb:\n    threads: [1]\n"),
+    EXPECT_FALSE(
+        nnplug::load_runtime_config(write("nnplug-config-level.yaml", "log_level: loud\n"), config, error));
+    EXPECT_NE(error.message.find(":1:12: key 'log_level' has value 'loud'"), std::string::npos)
+        << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-paths.yaml", "plugin_paths: here\n"),
                                              config, error));
-    EXPECT_NE(error.message.find(":3:14: key 'backends.cpu_tbb.threads' must be a single value"), std::string::npos)
+    EXPECT_NE(error.message.find("key 'plugin_paths' must be a list"), std::string::npos) << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(
+        write("nnplug-config-opts.yaml", "backends:\n  cpu_tbb:\n    threads: [1]\n"), config, error));
+    EXPECT_NE(error.message.find(":3:14: key 'backends.cpu_tbb.threads' must be a single value"),
+              std::string::npos)
         << error.message;
 }
 
@@ -86,19 +91,22 @@ TEST(RuntimeConfig, AKeyTwiceOrAnEmptyBackendIsRefused) {
     nnplug::RuntimeConfig config;
     nnplug::ConfigError error;
     EXPECT_FALSE(nnplug::load_runtime_config(
-        write("nnplug-config-twice.yaml", "backend: cpu_tbb\nlog_level: warn\nbackend: atlas_emu\n"), config, error));
+        write("nnplug-config-twice.yaml", "backend: cpu_tbb\nlog_level: warn\nbackend: atlas_emu\n"), config,
+        error));
     EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
     EXPECT_NE(error.message.find(":3:1: key 'backend' appears twice (first at line 1)"), std::string::npos)
         << error.message;
     EXPECT_FALSE(nnplug::load_runtime_config(
-        write("nnplug-config-option-twice.yaml", "backends:\n  cpu_tbb: {threads: 1, threads: 2}\n"), config, error));
+        write("nnplug-config-option-twice.yaml", "backends:\n  cpu_tbb: {threads: 1, threads: 2}\n"), config,
+        error));
     EXPECT_NE(error.message.find(":2:25: key 'backends.cpu_tbb.threads' appears twice (first at line 2)"),
               std::string::npos)
         << error.message;
     // A tag with no value is an empty scalar: no backend to load.
-    EXPECT_FALSE(
-        nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"), config, error));
-    EXPECT_NE(error.message.find(":1:10: key 'backend' names no backend"), std::string::npos) << error.message;
+    EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"),
+                                             config, error));
+    EXPECT_NE(error.message.find(":1:10: key 'backend' names no backend"), std::string::npos)
+        << error.message;
 }
 
 TEST(Spelling, SuggestsOnlyCloseWords) {

@@ -16,11 +16,13 @@ namespace {
 aclTensor* create(std::vector<int64_t> view, std::vector<int64_t> strides, int64_t offset,
                   std::vector<int64_t> storage, aclDataType dtype = ACL_FLOAT) {
     static float data[64];
-    return aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, ACL_FORMAT_ND, storage.data(),
-                           storage.size(), data);
+    return aclCreateTensor(view.data(), view.size(), dtype, strides.data(), offset, ACL_FORMAT_ND,
+                           storage.data(), storage.size(), data);
 }
 
-std::string message() { return aclGetRecentErrMsg(); }
+std::string message() {
+    return aclGetRecentErrMsg();
+}
 
 TEST(CreateTensor, ContiguousViewIsAccepted) {
     aclTensor* tensor = create({2, 3}, {3, 1}, 0, {6});
@@ -50,7 +52,8 @@ TEST(CreateTensor, ZeroDimensionalTensorHoldsOneElement) {
     ASSERT_NE(scalar, nullptr) << "0-d storage holds one element: " << aclGetRecentErrMsg();
     aclDestroyTensor(scalar);
     const int64_t empty_storage[] = {0};
-    EXPECT_EQ(aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, empty_storage, 1, &value), nullptr)
+    EXPECT_EQ(aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, empty_storage, 1, &value),
+              nullptr)
         << "a 0-d view needs one element of storage";
     EXPECT_EQ(aclCreateTensor(nullptr, 0, ACL_FLOAT, nullptr, 1, ACL_FORMAT_ND, nullptr, 0, &value), nullptr);
 }
@@ -92,22 +95,26 @@ TEST(CreateTensor, MoreThanEightDimensionsAreAcceptedHere) {
 
 TEST(CreateTensor, NullArraysWithCountsAreRefused) {
     const int64_t storage[] = {4};
-    EXPECT_EQ(aclCreateTensor(nullptr, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, storage, 1, nullptr), nullptr);
+    EXPECT_EQ(aclCreateTensor(nullptr, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, storage, 1, nullptr),
+              nullptr);
     EXPECT_NE(message().find("null"), std::string::npos) << message();
 }
 
-TEST(CreateTensor, DestroyingNullIsHarmless) { EXPECT_EQ(aclDestroyTensor(nullptr), ACLNN_SUCCESS); }
+TEST(CreateTensor, DestroyingNullIsHarmless) {
+    EXPECT_EQ(aclDestroyTensor(nullptr), ACLNN_SUCCESS);
+}
 
 // dtype and format values outside their enums, passed from C, are read as integers and
 // refused; under UBSan (NNPLUG_FUZZ, NNPLUG_SANITIZE) no enum load of them is reported
 // (found by fuzz_ops: aclDataTypeSize loaded its argument as an aclDataType).
 TEST(CreateTensor, DtypeAndFormatOutsideTheirEnumsAreRefused) {
     static float data[6];
-    for (const int32_t dtype : {99, 1000, -2, -100, std::numeric_limits<int32_t>::min(),
-                                std::numeric_limits<int32_t>::max()}) {
+    for (const int32_t dtype :
+         {99, 1000, -2, -100, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
         EXPECT_EQ(nnplug_test_dtype_size_from_c(dtype), 0u) << dtype;
         EXPECT_EQ(nnplug_test_tensor_from_c(dtype, ACL_FORMAT_ND, data), nullptr) << dtype;
-        EXPECT_EQ(message(), "aclCreateTensor: dataType " + std::to_string(dtype) + " has no fixed element size");
+        EXPECT_EQ(message(),
+                  "aclCreateTensor: dataType " + std::to_string(dtype) + " has no fixed element size");
     }
     for (const int32_t format : {5, 99, -2, std::numeric_limits<int32_t>::min()}) {
         EXPECT_EQ(nnplug_test_tensor_from_c(ACL_FLOAT, format, data), nullptr) << format;

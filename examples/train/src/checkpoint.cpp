@@ -71,7 +71,9 @@ public:
         const auto size = value<uint64_t>();
         if (size > (bytes_.size() - at_) / sizeof(T)) fail();
         std::vector<T> v(size);
-        if (size > 0) std::memcpy(v.data(), bytes_.data() + at_, size * sizeof(T));  // an empty one's data() may be null
+        if (size > 0)
+            std::memcpy(v.data(), bytes_.data() + at_,
+                        size * sizeof(T));  // an empty one's data() may be null
         at_ += size * sizeof(T);
         return v;
     }
@@ -111,7 +113,9 @@ RunIdentity read_identity(ByteReader& in) {
     return identity;
 }
 
-std::string layers_text(const std::vector<int64_t>& sizes) { return fmt::format("{}", fmt::join(sizes, "-")); }
+std::string layers_text(const std::vector<int64_t>& sizes) {
+    return fmt::format("{}", fmt::join(sizes, "-"));
+}
 
 void check_identity(const std::string& file, const RunIdentity& saved, const RunIdentity& expected) {
     for (const auto& [key, value] : expected.settings) {
@@ -119,16 +123,19 @@ void check_identity(const std::string& file, const RunIdentity& saved, const Run
         for (const auto& entry : saved.settings)
             if (entry.first == key) saved_value = entry.second;
         if (saved_value != value)
-            throw std::runtime_error(fmt::format(
-                "checkpoint '{}' belongs to another run: {} is '{}' there and '{}' here", file, key, saved_value, value));
+            throw std::runtime_error(
+                fmt::format("checkpoint '{}' belongs to another run: {} is '{}' there and '{}' here", file,
+                            key, saved_value, value));
     }
     if (saved.data_fingerprint != expected.data_fingerprint)
-        throw std::runtime_error(fmt::format("checkpoint '{}' belongs to another run: it was trained on other data "
-                                             "(fingerprint {:016x} there, {:016x} here)",
-                                             file, saved.data_fingerprint, expected.data_fingerprint));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' belongs to another run: it was trained on other data "
+                        "(fingerprint {:016x} there, {:016x} here)",
+                        file, saved.data_fingerprint, expected.data_fingerprint));
     if (saved.layer_sizes != expected.layer_sizes)
-        throw std::runtime_error(fmt::format("checkpoint '{}' belongs to another run: layer sizes {} there, {} here",
-                                             file, layers_text(saved.layer_sizes), layers_text(expected.layer_sizes)));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' belongs to another run: layer sizes {} there, {} here", file,
+                        layers_text(saved.layer_sizes), layers_text(expected.layer_sizes)));
 }
 
 // Refuses a checkpoint for one field: "checkpoint '<file>' is invalid: <field> <problem>".
@@ -161,31 +168,36 @@ void check_metric(const std::string& file, size_t row, const char* name, double 
 // (batches_done 0) or after a batch that is not the epoch's last; one optimizer step per
 // batch; the partial sums cover exactly the batches done of the epoch in progress.
 void check_state(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
-    if (bounds.train_rows < 1 || bounds.batch_size < 1 || bounds.batch_size > bounds.train_rows || bounds.epochs < 0)
+    if (bounds.train_rows < 1 || bounds.batch_size < 1 || bounds.batch_size > bounds.train_rows ||
+        bounds.epochs < 0)
         throw std::invalid_argument(fmt::format("resume bounds of {} rows, batch {}, {} epochs are not a run",
                                                 bounds.train_rows, bounds.batch_size, bounds.epochs));
     const int64_t batches = bounds.batches_per_epoch();
     if (state.epochs_done < 0 || state.epochs_done > bounds.epochs)
         invalid(file, "epochs_done",
-                fmt::format("is {}; expected 0 to {} (train.epochs of this run)", state.epochs_done, bounds.epochs));
+                fmt::format("is {}; expected 0 to {} (train.epochs of this run)", state.epochs_done,
+                            bounds.epochs));
     // An epoch's last batch ends the epoch: batches_done counts the ones before it.
     const bool finished = state.epochs_done == bounds.epochs;
     const int64_t last_batch = finished ? 0 : batches - 1;
     if (state.batches_done < 0 || state.batches_done > last_batch)
-        invalid(file, "batches_done",
-                finished ? fmt::format("is {}; expected 0 (all {} epochs of the run are done)", state.batches_done,
-                                       bounds.epochs)
-                         : fmt::format("is {}; expected 0 to {} (the batches done in epoch {} of {}, which has {})",
-                                       state.batches_done, last_batch, state.epochs_done + 1, bounds.epochs, batches));
+        invalid(
+            file, "batches_done",
+            finished
+                ? fmt::format("is {}; expected 0 (all {} epochs of the run are done)", state.batches_done,
+                              bounds.epochs)
+                : fmt::format("is {}; expected 0 to {} (the batches done in epoch {} of {}, which has {})",
+                              state.batches_done, last_batch, state.epochs_done + 1, bounds.epochs, batches));
     if (!RandomStream::is_state(state.epoch_start_random))
         invalid(file, "epoch_start_random",
-                fmt::format("is not a state of the shuffle stream ({} characters; expected 313 decimal numbers, not "
-                            "all zero)",
-                            state.epoch_start_random.size()));
+                fmt::format(
+                    "is not a state of the shuffle stream ({} characters; expected 313 decimal numbers, not "
+                    "all zero)",
+                    state.epoch_start_random.size()));
 
     // The epoch in progress: full batches so far (none is the last); at an epoch's end, the
     // whole epoch (or nothing before the first).
-    const int64_t seen = state.batches_done > 0 ? state.batches_done * bounds.batch_size
+    const int64_t seen = state.batches_done > 0  ? state.batches_done * bounds.batch_size
                          : state.epochs_done > 0 ? bounds.train_rows
                                                  : 0;
     if (state.partial_seen != seen)
@@ -194,14 +206,15 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                             state.batches_done > 0
                                 ? fmt::format("{} batches of {} rows done in epoch {}", state.batches_done,
                                               bounds.batch_size, state.epochs_done + 1)
-                            : state.epochs_done > 0 ? fmt::format("the {} rows of epoch {}", bounds.train_rows,
-                                                                  state.epochs_done)
-                                                    : std::string("no batch done yet")));
+                            : state.epochs_done > 0
+                                ? fmt::format("the {} rows of epoch {}", bounds.train_rows, state.epochs_done)
+                                : std::string("no batch done yet")));
     if (state.partial_correct < 0 || state.partial_correct > seen)
         invalid(file, "partial_correct",
                 fmt::format("is {}; expected 0 to {} (partial_seen)", state.partial_correct, seen));
     // A sum of non-negative float32 batch losses times their rows.
-    const double largest_sum = static_cast<double>(std::numeric_limits<float>::max()) * static_cast<double>(seen);
+    const double largest_sum =
+        static_cast<double>(std::numeric_limits<float>::max()) * static_cast<double>(seen);
     if (!(state.partial_loss_sum >= 0 && state.partial_loss_sum <= largest_sum))
         invalid(file, "partial_loss_sum",
                 fmt::format("is {}; expected a finite sum of losses from 0 to {:g}", state.partial_loss_sum,
@@ -210,17 +223,19 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
     check_floats(file, "parameters", state.parameters, bounds.parameter_count, "the model");
     if (state.optimizer_kind != bounds.optimizer_kind)
         invalid(file, "optimizer_kind",
-                fmt::format("is '{}'; this run's optimizer is '{}'", state.optimizer_kind, bounds.optimizer_kind));
+                fmt::format("is '{}'; this run's optimizer is '{}'", state.optimizer_kind,
+                            bounds.optimizer_kind));
     // One step per batch trained.
     int64_t steps = 0;
     if (__builtin_mul_overflow(state.epochs_done, batches, &steps) ||
         __builtin_add_overflow(steps, state.batches_done, &steps))
-        invalid(file, "epochs_done", fmt::format("is {}; {} epochs of {} batches overflow the step count",
-                                                 state.epochs_done, state.epochs_done, batches));
+        invalid(file, "epochs_done",
+                fmt::format("is {}; {} epochs of {} batches overflow the step count", state.epochs_done,
+                            state.epochs_done, batches));
     if (state.optimizer_steps != steps)
         invalid(file, "optimizer_steps",
-                fmt::format("is {}; expected {} (one per batch: {} epochs of {} batches, then {})", state.optimizer_steps,
-                            steps, state.epochs_done, batches, state.batches_done));
+                fmt::format("is {}; expected {} (one per batch: {} epochs of {} batches, then {})",
+                            state.optimizer_steps, steps, state.epochs_done, batches, state.batches_done));
     const bool adam = bounds.optimizer_kind == "adam";
     check_floats(file, "optimizer_first", state.optimizer_first, bounds.parameter_count,
                  adam ? "Adam's mean of gradients" : "SGD's velocity");
@@ -228,13 +243,15 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                  adam ? "Adam's mean of squared gradients" : "SGD (no second moment)", true);
 
     if (state.history.size() != static_cast<uint64_t>(state.epochs_done))
-        invalid(file, "history", fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),
-                                             state.epochs_done));
+        invalid(file, "history",
+                fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),
+                            state.epochs_done));
     constexpr double kLargestLoss = std::numeric_limits<float>::max();
     for (size_t i = 0; i < state.history.size(); ++i) {
         const EpochMetrics& row = state.history[i];
         if (row.epoch != static_cast<int64_t>(i) + 1)
-            invalid(file, fmt::format("history[{}].epoch", i), fmt::format("is {}; expected {}", row.epoch, i + 1));
+            invalid(file, fmt::format("history[{}].epoch", i),
+                    fmt::format("is {}; expected {}", row.epoch, i + 1));
         check_metric(file, i, "train_loss", row.train_loss, kLargestLoss);
         check_metric(file, i, "train_accuracy", row.train_accuracy, 1);
         check_metric(file, i, "test_loss", row.test_loss, kLargestLoss);
@@ -303,7 +320,8 @@ std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& 
     return std::move(file.bytes());
 }
 
-void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity, const TrainingState& state) {
+void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity,
+                      const TrainingState& state) {
     write_file_atomically(path, encode_checkpoint(identity, state));
 }
 
@@ -317,18 +335,21 @@ std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes
     std::memcpy(&version, bytes.data() + sizeof(kMagic), sizeof(version));
     std::memcpy(&payload_size, bytes.data() + sizeof(kMagic) + sizeof(version), sizeof(payload_size));
     if (version != kFormatVersion)
-        throw std::runtime_error(fmt::format("checkpoint '{}' has format version {}; this program reads version {}",
-                                             file, version, kFormatVersion));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' has format version {}; this program reads version {}", file, version,
+                        kFormatVersion));
     // Compared without adding to payload_size, which may be any 64-bit value.
     if (bytes.size() - kHeader < kTrailer || payload_size != bytes.size() - kHeader - kTrailer)
-        throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: {} bytes, its header announces a payload "
-                                             "of {} bytes",
-                                             file, bytes.size(), payload_size));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' is corrupt: {} bytes, its header announces a payload "
+                        "of {} bytes",
+                        file, bytes.size(), payload_size));
     const std::string payload = bytes.substr(kHeader, payload_size);
     uint64_t checksum = 0;
     std::memcpy(&checksum, bytes.data() + kHeader + payload_size, sizeof(checksum));
     if (checksum != fnv1a(payload))
-        throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: its checksum does not match its contents", file));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' is corrupt: its checksum does not match its contents", file));
 
     ByteReader reader(payload, file);
     std::pair<RunIdentity, TrainingState> contents;
@@ -347,7 +368,8 @@ std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes
     state.optimizer_second = reader.vector<float>();
     state.history = reader.vector<EpochMetrics>();
     if (!reader.at_end())
-        throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt: unexpected bytes after its contents", file));
+        throw std::runtime_error(
+            fmt::format("checkpoint '{}' is corrupt: unexpected bytes after its contents", file));
     return contents;
 }
 

@@ -28,9 +28,9 @@ struct RunIdentity {
 
 struct TrainingState {
     int64_t epochs_done = 0;
-    int64_t batches_done = 0;          // in the epoch after epochs_done (0: at an epoch boundary)
-    std::string epoch_start_random;    // shuffle stream state when that epoch began
-    double partial_loss_sum = 0;       // sums over the batches_done batches
+    int64_t batches_done = 0;        // in the epoch after epochs_done (0: at an epoch boundary)
+    std::string epoch_start_random;  // shuffle stream state when that epoch began
+    double partial_loss_sum = 0;     // sums over the batches_done batches
     int64_t partial_correct = 0;
     int64_t partial_seen = 0;
     std::vector<float> parameters;
@@ -73,7 +73,8 @@ TrainingState parse_checkpoint(const std::string& bytes, const std::string& name
 
 // Writes to a temporary file beside path, fsyncs it, renames it over path and fsyncs the
 // folder: a crash leaves the old checkpoint or the new one, never half of one.
-void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity, const TrainingState& state);
+void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity,
+                      const TrainingState& state);
 
 // Reads a checkpoint and checks it as parse_checkpoint does; throws std::runtime_error
 // naming the file and what is wrong (not a checkpoint, another format version, corrupt,

@@ -12,7 +12,9 @@ void ConfusionMatrix::add(const float* scores, const float* labels, int64_t coun
     for (int64_t i = 0; i < count; ++i) ++counts[labels[i] == 1.0f][scores[i] >= 0.5f];
 }
 
-int64_t ConfusionMatrix::total() const { return counts[0][0] + counts[0][1] + counts[1][0] + counts[1][1]; }
+int64_t ConfusionMatrix::total() const {
+    return counts[0][0] + counts[0][1] + counts[1][0] + counts[1][1];
+}
 
 double ConfusionMatrix::accuracy() const {
     const int64_t all = total();
@@ -35,7 +37,8 @@ double roc_auc(const float* scores, const float* labels, int64_t count) {
     for (int64_t start = 0; start < count;) {
         int64_t end = start;
         const float score = scores[order[start]];
-        while (end < count && (scores[order[end]] == score || (std::isnan(score) && std::isnan(scores[order[end]]))))
+        while (end < count &&
+               (scores[order[end]] == score || (std::isnan(score) && std::isnan(scores[order[end]]))))
             ++end;
         const double average_rank = 0.5 * static_cast<double>(start + 1 + end);
         for (int64_t i = start; i < end; ++i)

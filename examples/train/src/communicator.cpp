@@ -83,7 +83,9 @@ Communicator::~Communicator() {
 #endif
 }
 
-std::string Communicator::name() const { return size_ > 1 ? fmt::format("rank {} of {}", rank_, size_) : ""; }
+std::string Communicator::name() const {
+    return size_ > 1 ? fmt::format("rank {} of {}", rank_, size_) : "";
+}
 
 void Communicator::all_gather(const void* send, int64_t send_bytes, void* receive,
                               const std::vector<int64_t>& counts) {

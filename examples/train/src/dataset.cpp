@@ -37,7 +37,8 @@ std::optional<float> parse_float(const std::string& text) {
     float value = 0;
     const char* end = text.data() + text.size();
     const auto result = std::from_chars(text.data(), end, value);
-    if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(value)) return std::nullopt;
+    if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(value))
+        return std::nullopt;
     return value;
 }
 
@@ -50,8 +51,8 @@ std::optional<int64_t> parse_count(const std::string& text) {
 }
 
 bool looks_like_sklearn_header(const std::vector<std::string>& fields) {
-    return fields.size() == 4 && parse_count(fields[0]) && parse_count(fields[1]) && !parse_float(fields[2]) &&
-           !parse_float(fields[3]);
+    return fields.size() == 4 && parse_count(fields[0]) && parse_count(fields[1]) &&
+           !parse_float(fields[2]) && !parse_float(fields[3]);
 }
 
 }  // namespace
@@ -81,8 +82,9 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
     const bool sklearn = format == "sklearn" || (format == "auto" && looks_like_sklearn_header(header));
     if (sklearn) {
         if (!looks_like_sklearn_header(header))
-            throw std::runtime_error(fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'",
-                                                 file, lines[0].first, trim(lines[0].second)));
+            throw std::runtime_error(
+                fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'", file,
+                            lines[0].first, trim(lines[0].second)));
         expected_rows = *parse_count(header[0]);
         feature_count = *parse_count(header[1]);
         data.label_names = {header[2], header[3]};
@@ -94,36 +96,39 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
         if (!all_numbers) first_row = 1;
         feature_count = static_cast<int64_t>(header.size()) - 1;
         if (feature_count < 1)
-            throw std::runtime_error(fmt::format("{}:{}: a row needs at least one feature and a label", file,
-                                                 lines[0].first));
+            throw std::runtime_error(
+                fmt::format("{}:{}: a row needs at least one feature and a label", file, lines[0].first));
     }
 
     const int64_t rows = static_cast<int64_t>(lines.size() - first_row);
     if (rows == 0) throw std::runtime_error(fmt::format("{}: the file holds a header but no rows", file));
     if (expected_rows >= 0 && rows != expected_rows)
-        throw std::runtime_error(fmt::format("{}: the header announces {} rows, the file holds {}", file,
-                                             expected_rows, rows));
+        throw std::runtime_error(
+            fmt::format("{}: the header announces {} rows, the file holds {}", file, expected_rows, rows));
     data.features.resize(rows, feature_count);
     data.labels.resize(rows);
     for (int64_t row = 0; row < rows; ++row) {
         const auto& [number, line] = lines[first_row + row];
         const auto fields = split_fields(line);
         if (static_cast<int64_t>(fields.size()) != feature_count + 1)
-            throw std::runtime_error(fmt::format("{}:{}: expected {} values ({} features and a label), found {}",
-                                                 file, number, feature_count + 1, feature_count, fields.size()));
+            throw std::runtime_error(
+                fmt::format("{}:{}: expected {} values ({} features and a label), found {}", file, number,
+                            feature_count + 1, feature_count, fields.size()));
         for (int64_t column = 0; column < feature_count; ++column) {
             const auto value = parse_float(fields[column]);
             if (!value)
-                throw std::runtime_error(fmt::format("{}:{}: column {}: '{}' is not a finite number", file, number,
-                                                     column + 1, fields[column]));
+                throw std::runtime_error(fmt::format("{}:{}: column {}: '{}' is not a finite number", file,
+                                                     number, column + 1, fields[column]));
             data.features(row, column) = *value;
         }
         const auto label = parse_float(fields.back());
         if (!label || (*label != 0.0f && *label != 1.0f))
-            throw std::runtime_error(fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, fields.back()));
+            throw std::runtime_error(
+                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, fields.back()));
         data.labels[row] = *label;
     }
-    data.description = fmt::format("{} ({} rows, {} features)", path.filename().string(), rows, feature_count);
+    data.description =
+        fmt::format("{} ({} rows, {} features)", path.filename().string(), rows, feature_count);
     return data;
 }
 
@@ -149,7 +154,8 @@ Dataset make_synthetic(const SyntheticShape& shape, double noise, uint64_t seed)
         margin = margin / norm + noise * random.normal();
         data.labels[row] = margin > 0 ? 1.0f : 0.0f;
     }
-    data.description = fmt::format("synthetic ({} rows, {} features, noise {})", shape.rows, shape.features, noise);
+    data.description =
+        fmt::format("synthetic ({} rows, {} features, noise {})", shape.rows, shape.features, noise);
     return data;
 }
 
@@ -161,7 +167,8 @@ TrainTestSplit split_stratified(const Dataset& data, double test_fraction, uint6
         for (int64_t row = 0; row < data.rows(); ++row)
             if (data.labels[row] == label) rows.push_back(row);
         random.shuffle(rows.data(), rows.size());
-        const auto test_count = static_cast<size_t>(std::llround(test_fraction * static_cast<double>(rows.size())));
+        const auto test_count =
+            static_cast<size_t>(std::llround(test_fraction * static_cast<double>(rows.size())));
         test_rows.insert(test_rows.end(), rows.begin(), rows.begin() + test_count);
         train_rows.insert(train_rows.end(), rows.begin() + test_count, rows.end());
     }

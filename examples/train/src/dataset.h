@@ -3,7 +3,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <array>
 #include <cstdint>
 #include <filesystem>

@@ -15,14 +15,16 @@ constexpr int64_t kReductionNone = 0;
 
 void check(int status, const char* call) {
     if (status != 0)
-        throw std::runtime_error(fmt::format("{} failed with status {}: {}", call, status, aclGetRecentErrMsg()));
+        throw std::runtime_error(
+            fmt::format("{} failed with status {}: {}", call, status, aclGetRecentErrMsg()));
 }
 
 aclTensor* vector_tensor(void* data, int64_t length) {
     const int64_t dims[1] = {length};
     const int64_t strides[1] = {1};
     aclTensor* tensor = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, data);
-    if (tensor == nullptr) throw std::runtime_error(fmt::format("aclCreateTensor failed: {}", aclGetRecentErrMsg()));
+    if (tensor == nullptr)
+        throw std::runtime_error(fmt::format("aclCreateTensor failed: {}", aclGetRecentErrMsg()));
     return tensor;
 }
 
@@ -81,7 +83,8 @@ DeviceBceLoss::DeviceBceLoss(int64_t capacity, LossKind kind, std::optional<floa
               "aclrtMemcpy");
         if (has_pos_weight_) {
             pos_weight_ = device_buffer(1);
-            check(aclrtMemcpy(pos_weight_, sizeof(float), &*pos_weight, sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE),
+            check(aclrtMemcpy(pos_weight_, sizeof(float), &*pos_weight, sizeof(float),
+                              ACL_MEMCPY_HOST_TO_DEVICE),
                   "aclrtMemcpy");
         }
     } catch (...) {
@@ -90,14 +93,16 @@ DeviceBceLoss::DeviceBceLoss(int64_t capacity, LossKind kind, std::optional<floa
     }
 }
 
-DeviceBceLoss::~DeviceBceLoss() { release(); }
+DeviceBceLoss::~DeviceBceLoss() {
+    release();
+}
 
 void DeviceBceLoss::release() {
     for (auto& [count, shape] : executors_) {
         if (shape.forward) aclDestroyAclOpExecutor(shape.forward);
         if (shape.backward) aclDestroyAclOpExecutor(shape.backward);
-        for (aclTensor* tensor :
-             {shape.self, shape.target, shape.weight, shape.pos_weight, shape.loss, shape.grad_output, shape.grad_self})
+        for (aclTensor* tensor : {shape.self, shape.target, shape.weight, shape.pos_weight, shape.loss,
+                                  shape.grad_output, shape.grad_self})
             if (tensor) aclDestroyTensor(tensor);
     }
     executors_.clear();
@@ -129,13 +134,14 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
         if (has_pos_weight_) shape.pos_weight = vector_tensor(pos_weight_, 1);
         shape.loss = vector_tensor(loss_, count);
         if (kind_ == LossKind::kBceWithLogits)
-            check(aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(shape.self, shape.target, shape.weight,
-                                                                    shape.pos_weight, kReductionNone, shape.loss,
-                                                                    &shape.forward_workspace, &shape.forward),
+            check(aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
+                      shape.self, shape.target, shape.weight, shape.pos_weight, kReductionNone, shape.loss,
+                      &shape.forward_workspace, &shape.forward),
                   "aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize");
         else
-            check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight, kReductionNone,
-                                                          shape.loss, &shape.forward_workspace, &shape.forward),
+            check(aclnnBinaryCrossEntropyGetWorkspaceSize(shape.self, shape.target, shape.weight,
+                                                          kReductionNone, shape.loss,
+                                                          &shape.forward_workspace, &shape.forward),
                   "aclnnBinaryCrossEntropyGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.forward), "aclSetAclOpExecutorRepeatable");
         reserve_workspace(shape.forward_workspace);
@@ -145,13 +151,13 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
         shape.grad_self = vector_tensor(grad_self_, count);
         if (kind_ == LossKind::kBceWithLogits)
             check(aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-                      shape.grad_output, shape.self, shape.target, shape.weight, shape.pos_weight, kReductionNone,
-                      shape.grad_self, &shape.backward_workspace, &shape.backward),
+                      shape.grad_output, shape.self, shape.target, shape.weight, shape.pos_weight,
+                      kReductionNone, shape.grad_self, &shape.backward_workspace, &shape.backward),
                   "aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize");
         else
-            check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(shape.grad_output, shape.self, shape.target,
-                                                                  shape.weight, kReductionNone, shape.grad_self,
-                                                                  &shape.backward_workspace, &shape.backward),
+            check(aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
+                      shape.grad_output, shape.self, shape.target, shape.weight, kReductionNone,
+                      shape.grad_self, &shape.backward_workspace, &shape.backward),
                   "aclnnBinaryCrossEntropyBackwardGetWorkspaceSize");
         check(aclSetAclOpExecutorRepeatable(shape.backward), "aclSetAclOpExecutorRepeatable");
         reserve_workspace(shape.backward_workspace);
@@ -161,14 +167,16 @@ DeviceBceLoss::ShapeExecutors& DeviceBceLoss::executors_for(int64_t count, bool 
 
 void DeviceBceLoss::prepare(int64_t count, bool with_backward) {
     if (count < 1 || count > capacity_)
-        throw std::logic_error(fmt::format("executors for {} samples on a loss of capacity {}", count, capacity_));
+        throw std::logic_error(
+            fmt::format("executors for {} samples on a loss of capacity {}", count, capacity_));
     executors_for(count, with_backward);
 }
 
-void DeviceBceLoss::run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,
-                                float* losses, float* grad_outputs, float grad_scale) {
+void DeviceBceLoss::run_samples(const float* outputs, const float* targets, const float* weights,
+                                int64_t count, float* losses, float* grad_outputs, float grad_scale) {
     if (count < 1 || count > capacity_)
-        throw std::logic_error(fmt::format("batch of {} samples for a loss of capacity {}", count, capacity_));
+        throw std::logic_error(
+            fmt::format("batch of {} samples for a loss of capacity {}", count, capacity_));
     const bool with_backward = grad_outputs != nullptr;
     ShapeExecutors& shape = executors_for(count, with_backward);
     const size_t bytes = static_cast<size_t>(count) * sizeof(float);
@@ -185,10 +193,12 @@ void DeviceBceLoss::run_samples(const float* outputs, const float* targets, cons
         check(aclnnBinaryCrossEntropyWithLogits(workspace_, workspace_bytes_, shape.forward, stream_),
               "aclnnBinaryCrossEntropyWithLogits");
         if (with_backward)
-            check(aclnnBinaryCrossEntropyWithLogitsBackward(workspace_, workspace_bytes_, shape.backward, stream_),
+            check(aclnnBinaryCrossEntropyWithLogitsBackward(workspace_, workspace_bytes_, shape.backward,
+                                                            stream_),
                   "aclnnBinaryCrossEntropyWithLogitsBackward");
     } else {
-        check(aclnnBinaryCrossEntropy(workspace_, workspace_bytes_, shape.forward, stream_), "aclnnBinaryCrossEntropy");
+        check(aclnnBinaryCrossEntropy(workspace_, workspace_bytes_, shape.forward, stream_),
+              "aclnnBinaryCrossEntropy");
         if (with_backward)
             check(aclnnBinaryCrossEntropyBackward(workspace_, workspace_bytes_, shape.backward, stream_),
                   "aclnnBinaryCrossEntropyBackward");

@@ -57,12 +57,13 @@ public:
     // values and grad_scale, not on the other samples of the call, so a batch cut into
     // calls in any way gives the same bytes (grad_scale = 1 / batch rows makes the sum the
     // gradient of the batch's mean).
-    void run_samples(const float* outputs, const float* targets, const float* weights, int64_t count, float* losses,
-                     float* grad_outputs, float grad_scale);
+    void run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,
+                     float* losses, float* grad_outputs, float grad_scale);
 
     // Mean of the weighted loss over `count` samples; with grad_outputs, dLoss/dOutput of
     // that mean for each sample (run_samples with grad_scale 1 / count; for tests and tools).
-    float run(const float* outputs, const float* targets, const float* weights, int64_t count, float* grad_outputs);
+    float run(const float* outputs, const float* targets, const float* weights, int64_t count,
+              float* grad_outputs);
 
     // Makes the executors for calls of `count` samples now, as a loop's setup does, so that
     // its first call of that size does not (else the first call makes them).
@@ -76,8 +77,8 @@ private:
         aclTensor* self = nullptr;
         aclTensor* target = nullptr;
         aclTensor* weight = nullptr;
-        aclTensor* pos_weight = nullptr;  // kBceWithLogits with a pos_weight
-        aclTensor* loss = nullptr;        // [count]: reduction none
+        aclTensor* pos_weight = nullptr;   // kBceWithLogits with a pos_weight
+        aclTensor* loss = nullptr;         // [count]: reduction none
         aclTensor* grad_output = nullptr;  // [1], broadcast to the samples
         aclTensor* grad_self = nullptr;
         aclOpExecutor* forward = nullptr;
@@ -98,11 +99,11 @@ private:
     void* targets_ = nullptr;
     void* weights_ = nullptr;
     void* grad_self_ = nullptr;
-    void* loss_ = nullptr;         // per-sample losses
-    void* grad_output_ = nullptr;  // holds grad_scale
-    float grad_output_value_ = 0;  // what grad_output_ holds
+    void* loss_ = nullptr;            // per-sample losses
+    void* grad_output_ = nullptr;     // holds grad_scale
+    float grad_output_value_ = 0;     // what grad_output_ holds
     std::vector<float> host_losses_;  // run()'s per-sample losses
-    void* pos_weight_ = nullptr;   // one float, when has_pos_weight_
+    void* pos_weight_ = nullptr;      // one float, when has_pos_weight_
     void* workspace_ = nullptr;
     uint64_t workspace_bytes_ = 0;
     std::map<int64_t, ShapeExecutors> executors_;

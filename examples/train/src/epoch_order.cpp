@@ -71,7 +71,9 @@ private:
 
 // Stream k of a draw: streams 0 to 255 shuffle the buckets, stream 256 + p gives the
 // buckets of piece p's rows.
-inline uint64_t stream_seed(uint64_t seed, uint64_t k) { return mix(seed ^ mix(k + 1)); }
+inline uint64_t stream_seed(uint64_t seed, uint64_t k) {
+    return mix(seed ^ mix(k + 1));
+}
 
 // Each row's bucket is one byte of its piece's stream, eight rows a word, low byte first:
 // visit(row, bucket) for the piece's rows in order.
@@ -89,9 +91,7 @@ void for_each_bucket(uint64_t seed, int64_t piece, int64_t first, int64_t last, 
 }  // namespace
 
 EpochOrder::EpochOrder(size_t rows)
-    : order_(rows),
-      counts_(static_cast<size_t>(kPieces * kOrderBuckets)),
-      bucket_start_(kOrderBuckets + 1) {}
+    : order_(rows), counts_(static_cast<size_t>(kPieces * kOrderBuckets)), bucket_start_(kOrderBuckets + 1) {}
 
 void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
     const auto rows = static_cast<int64_t>(order_.size());
@@ -101,14 +101,16 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
     };
     arena.execute([&] {
         // Count each piece's rows per bucket.
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, kPieces, 1), [&](const tbb::blocked_range<int64_t>& r) {
-            for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
-                int64_t* count = counts_.data() + piece * kOrderBuckets;
-                std::fill(count, count + kOrderBuckets, 0);
-                const auto [first, last] = piece_range(piece);
-                for_each_bucket(seed, piece, first, last, [count](int64_t, int bucket) { ++count[bucket]; });
-            }
-        });
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, kPieces, 1),
+                          [&](const tbb::blocked_range<int64_t>& r) {
+                              for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
+                                  int64_t* count = counts_.data() + piece * kOrderBuckets;
+                                  std::fill(count, count + kOrderBuckets, 0);
+                                  const auto [first, last] = piece_range(piece);
+                                  for_each_bucket(seed, piece, first, last,
+                                                  [count](int64_t, int bucket) { ++count[bucket]; });
+                              }
+                          });
         // Bucket-major offsets: bucket 0's rows from piece 0, 1, ..., then bucket 1's.
         std::vector<int64_t>& bucket_start = bucket_start_;
         int64_t offset = 0;
@@ -125,40 +127,43 @@ void EpochOrder::draw(uint64_t seed, tbb::task_arena& arena) {
         // Scatter each row to its bucket (the piece's stream drawn again). The line a bucket
         // writes next is fetched ahead: the writes land all over the order.
         int64_t* order = order_.data();
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, kPieces, 1), [&](const tbb::blocked_range<int64_t>& r) {
-            for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
-                int64_t* next = counts_.data() + piece * kOrderBuckets;
-                for (int b = 0; b < kOrderBuckets; ++b)
-                    prefetch_line(reinterpret_cast<const char*>(order + std::min(next[b], rows - 1)));
-                const auto [first, last] = piece_range(piece);
-                for_each_bucket(seed, piece, first, last, [&](int64_t row, int bucket) {
-                    const int64_t at = next[bucket]++;
-                    order[at] = row;
-                    prefetch_line(reinterpret_cast<const char*>(order + std::min(at + kLineItems, rows - 1)));
-                });
-            }
-        });
-        // Shuffle each bucket with its own stream.
-        tbb::parallel_for(tbb::blocked_range<int>(0, kOrderBuckets, 1), [&](const tbb::blocked_range<int>& r) {
-            for (int b = r.begin(); b < r.end(); ++b) {
-                Stream stream(stream_seed(seed, static_cast<uint64_t>(b)));
-                int64_t* items = order_.data() + bucket_start[static_cast<size_t>(b)];
-                const auto count = static_cast<uint64_t>(bucket_start[static_cast<size_t>(b) + 1] -
-                                                         bucket_start[static_cast<size_t>(b)]);
-                // The bucket's lines are fetched first, in order, before the random swaps.
-                for (uint64_t k = 0; k < count; k += kLineItems)
-                    prefetch_line(reinterpret_cast<const char*>(items + k));
-                // Fisher-Yates, its draws taken kDrawsAhead at a time: the stream's
-                // arithmetic then overlaps, instead of each swap waiting for its draw.
-                uint64_t partner[kDrawsAhead];
-                for (uint64_t i = count; i > 1;) {
-                    const uint64_t swaps = std::min<uint64_t>(kDrawsAhead, i - 1);
-                    for (uint64_t t = 0; t < swaps; ++t) partner[t] = stream.below(i - t);
-                    for (uint64_t t = 0; t < swaps; ++t) std::swap(items[i - 1 - t], items[partner[t]]);
-                    i -= swaps;
+        tbb::parallel_for(
+            tbb::blocked_range<int64_t>(0, kPieces, 1), [&](const tbb::blocked_range<int64_t>& r) {
+                for (int64_t piece = r.begin(); piece < r.end(); ++piece) {
+                    int64_t* next = counts_.data() + piece * kOrderBuckets;
+                    for (int b = 0; b < kOrderBuckets; ++b)
+                        prefetch_line(reinterpret_cast<const char*>(order + std::min(next[b], rows - 1)));
+                    const auto [first, last] = piece_range(piece);
+                    for_each_bucket(seed, piece, first, last, [&](int64_t row, int bucket) {
+                        const int64_t at = next[bucket]++;
+                        order[at] = row;
+                        prefetch_line(
+                            reinterpret_cast<const char*>(order + std::min(at + kLineItems, rows - 1)));
+                    });
                 }
-            }
-        });
+            });
+        // Shuffle each bucket with its own stream.
+        tbb::parallel_for(
+            tbb::blocked_range<int>(0, kOrderBuckets, 1), [&](const tbb::blocked_range<int>& r) {
+                for (int b = r.begin(); b < r.end(); ++b) {
+                    Stream stream(stream_seed(seed, static_cast<uint64_t>(b)));
+                    int64_t* items = order_.data() + bucket_start[static_cast<size_t>(b)];
+                    const auto count = static_cast<uint64_t>(bucket_start[static_cast<size_t>(b) + 1] -
+                                                             bucket_start[static_cast<size_t>(b)]);
+                    // The bucket's lines are fetched first, in order, before the random swaps.
+                    for (uint64_t k = 0; k < count; k += kLineItems)
+                        prefetch_line(reinterpret_cast<const char*>(items + k));
+                    // Fisher-Yates, its draws taken kDrawsAhead at a time: the stream's
+                    // arithmetic then overlaps, instead of each swap waiting for its draw.
+                    uint64_t partner[kDrawsAhead];
+                    for (uint64_t i = count; i > 1;) {
+                        const uint64_t swaps = std::min<uint64_t>(kDrawsAhead, i - 1);
+                        for (uint64_t t = 0; t < swaps; ++t) partner[t] = stream.below(i - t);
+                        for (uint64_t t = 0; t < swaps; ++t) std::swap(items[i - 1 - t], items[partner[t]]);
+                        i -= swaps;
+                    }
+                }
+            });
     });
 }
 

@@ -10,11 +10,11 @@
 // the work any way.
 #pragma once
 
+#include <tbb/task_arena.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include <tbb/task_arena.h>
 
 namespace train {
 

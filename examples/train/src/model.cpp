@@ -29,7 +29,8 @@ Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput out
     sizes_.push_back(1);
     size_t offset = 0;
     for (size_t l = 0; l + 1 < sizes_.size(); ++l) {
-        const Layer layer{sizes_[l], sizes_[l + 1], offset, offset + static_cast<size_t>(sizes_[l] * sizes_[l + 1])};
+        const Layer layer{sizes_[l], sizes_[l + 1], offset,
+                          offset + static_cast<size_t>(sizes_[l] * sizes_[l + 1])};
         offset = layer.bias_offset + static_cast<size_t>(layer.outputs);
         layers_.push_back(layer);
     }
@@ -109,7 +110,8 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
         if (!contiguous(rows, inputs)) {
             for (int64_t k = block; k < stop; ++k) {
                 prefetch_row(rows, k + kPrefetchRows, stop, inputs);
-                std::memcpy(gathered_.data() + k * inputs, rows.row(k, inputs), static_cast<size_t>(inputs) * sizeof(float));
+                std::memcpy(gathered_.data() + k * inputs, rows.row(k, inputs),
+                            static_cast<size_t>(inputs) * sizeof(float));
             }
             input = gathered_.data() + block * inputs;
         }
@@ -168,7 +170,7 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
         for (int64_t block = begin; block < end; block += kBlockRows) {
             const int64_t count = std::min(end, block + kBlockRows) - block;
             ConstMap delta(deltas_[l].data() + block * layer.outputs, count, layer.outputs);
-            const float* input = l > 0                       ? activations_[l - 1].data() + block * layer.inputs
+            const float* input = l > 0 ? activations_[l - 1].data() + block * layer.inputs
                                  : !contiguous(rows, inputs) ? gathered_.data() + block * inputs
                                                              : rows.data + block * inputs;
             ConstMap in(input, count, layer.inputs);

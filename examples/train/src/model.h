@@ -12,7 +12,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <cstdint>
 #include <vector>
 

@@ -5,10 +5,14 @@
 namespace train {
 
 Optimizer::Optimizer(const TrainSettings& settings, size_t parameter_count)
-    : kind_(settings.optimizer), learning_rate_(static_cast<float>(settings.learning_rate)),
-      momentum_(static_cast<float>(settings.momentum)), beta1_(static_cast<float>(settings.beta1)),
-      beta2_(static_cast<float>(settings.beta2)), epsilon_(static_cast<float>(settings.epsilon)),
-      first_(parameter_count, 0.0f), second_(kind_ == "adam" ? parameter_count : 0, 0.0f) {}
+    : kind_(settings.optimizer),
+      learning_rate_(static_cast<float>(settings.learning_rate)),
+      momentum_(static_cast<float>(settings.momentum)),
+      beta1_(static_cast<float>(settings.beta1)),
+      beta2_(static_cast<float>(settings.beta2)),
+      epsilon_(static_cast<float>(settings.epsilon)),
+      first_(parameter_count, 0.0f),
+      second_(kind_ == "adam" ? parameter_count : 0, 0.0f) {}
 
 void Optimizer::step(std::vector<float>& parameters, const std::vector<float>& gradients) {
     begin_step();
@@ -42,8 +46,10 @@ void Optimizer::update(float* parameters, const float* gradients, size_t begin, 
     }
 }
 
-bool Optimizer::restore(const std::string& kind, int64_t steps, std::vector<float> first, std::vector<float> second) {
-    if (kind != kind_ || steps < 0 || first.size() != first_.size() || second.size() != second_.size()) return false;
+bool Optimizer::restore(const std::string& kind, int64_t steps, std::vector<float> first,
+                        std::vector<float> second) {
+    if (kind != kind_ || steps < 0 || first.size() != first_.size() || second.size() != second_.size())
+        return false;
     steps_ = steps;
     first_ = std::move(first);
     second_ = std::move(second);

@@ -35,8 +35,8 @@ private:
     float beta1_, beta2_, epsilon_;
     int64_t steps_ = 0;
     float step_size_ = 0, sqrt_bias_correction2_ = 1;  // Adam, for the current step
-    std::vector<float> first_;   // SGD: velocity; Adam: mean of gradients
-    std::vector<float> second_;  // Adam: mean of squared gradients; empty for SGD
+    std::vector<float> first_;                         // SGD: velocity; Adam: mean of gradients
+    std::vector<float> second_;                        // Adam: mean of squared gradients; empty for SGD
 };
 
 }  // namespace train

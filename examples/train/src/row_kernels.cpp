@@ -1,6 +1,8 @@
+// clang-format off: foreach_target.h must stay first, before highway.h
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "row_kernels.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/foreach_target.h>
+// clang-format on
 
 #include <hwy/highway.h>
 
@@ -53,33 +55,40 @@ HWY_INLINE float Dot(const float* x, const float* w, int64_t n, float* copy) {
 // kWidth: the row width when known at compile time (the compiler then lays a row's loops
 // out in full, and a shuffled read keeps more rows in flight), else 0.
 template <int64_t kWidth>
-HWY_NOINLINE void LogitsOfRows(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight,
-                               float bias, float* logits, float* gathered) {
+HWY_NOINLINE void LogitsOfRows(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns,
+                               const float* weight, float bias, float* logits, float* gathered) {
     const int64_t n = kWidth ? kWidth : columns;
     const BatchRows local = rows;  // in registers: the stores below might alias `rows`
     for (int64_t k = begin; k < end; ++k) {
         if (local.index) prefetch_row(local, k + kPrefetchRows, end, n);
         const float* row = local.row(k, n);
-        const float dot = gathered ? Dot<true>(row, weight, n, gathered + k * n) : Dot<false>(row, weight, n, nullptr);
+        const float dot =
+            gathered ? Dot<true>(row, weight, n, gathered + k * n) : Dot<false>(row, weight, n, nullptr);
         logits[k] = dot + bias;
     }
 }
 
-void RowLogits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight, float bias,
-               float* logits, float* gathered) {
+void RowLogits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight,
+               float bias, float* logits, float* gathered) {
     switch (columns) {
-        case 16: return LogitsOfRows<16>(rows, begin, end, columns, weight, bias, logits, gathered);
-        case 32: return LogitsOfRows<32>(rows, begin, end, columns, weight, bias, logits, gathered);
-        case 64: return LogitsOfRows<64>(rows, begin, end, columns, weight, bias, logits, gathered);
-        case 128: return LogitsOfRows<128>(rows, begin, end, columns, weight, bias, logits, gathered);
-        default: return LogitsOfRows<0>(rows, begin, end, columns, weight, bias, logits, gathered);
+        case 16:
+            return LogitsOfRows<16>(rows, begin, end, columns, weight, bias, logits, gathered);
+        case 32:
+            return LogitsOfRows<32>(rows, begin, end, columns, weight, bias, logits, gathered);
+        case 64:
+            return LogitsOfRows<64>(rows, begin, end, columns, weight, bias, logits, gathered);
+        case 128:
+            return LogitsOfRows<128>(rows, begin, end, columns, weight, bias, logits, gathered);
+        default:
+            return LogitsOfRows<0>(rows, begin, end, columns, weight, bias, logits, gathered);
     }
 }
 
 // sum[c] += delta[i] * x[i][column + c] for c in [0, 16 * kVectors), i = 0, 1, ..., count - 1
 // in turn, the sums held in registers across the rows.
 template <int kVectors>
-HWY_INLINE void AddScaledRows(float* sum, const float* delta, const float* const* x, int64_t column, int64_t count) {
+HWY_INLINE void AddScaledRows(float* sum, const float* delta, const float* const* x, int64_t column,
+                              int64_t count) {
     Lanes16 total[kVectors];
     std::memcpy(total, sum, sizeof total);
     for (int64_t i = 0; i < count; ++i) {
@@ -96,19 +105,34 @@ HWY_INLINE void AddScaledRows(float* sum, const float* delta, const float* const
 
 // The whole vectors of columns [column, n): blocks of kBlockVectors, then the rest in one
 // pass over the rows.
-HWY_INLINE int64_t AddScaledVectors(float* sum, const float* delta, const float* const* x, int64_t column, int64_t n,
-                                    int64_t count) {
+HWY_INLINE int64_t AddScaledVectors(float* sum, const float* delta, const float* const* x, int64_t column,
+                                    int64_t n, int64_t count) {
     for (; column + kLanes * kBlockVectors <= n; column += kLanes * kBlockVectors)
         AddScaledRows<kBlockVectors>(sum + column, delta, x, column, count);
     switch ((n - column) / kLanes) {
-        case 0: return column;
-        case 1: AddScaledRows<1>(sum + column, delta, x, column, count); return column + kLanes;
-        case 2: AddScaledRows<2>(sum + column, delta, x, column, count); return column + 2 * kLanes;
-        case 3: AddScaledRows<3>(sum + column, delta, x, column, count); return column + 3 * kLanes;
-        case 4: AddScaledRows<4>(sum + column, delta, x, column, count); return column + 4 * kLanes;
-        case 5: AddScaledRows<5>(sum + column, delta, x, column, count); return column + 5 * kLanes;
-        case 6: AddScaledRows<6>(sum + column, delta, x, column, count); return column + 6 * kLanes;
-        default: AddScaledRows<7>(sum + column, delta, x, column, count); return column + 7 * kLanes;
+        case 0:
+            return column;
+        case 1:
+            AddScaledRows<1>(sum + column, delta, x, column, count);
+            return column + kLanes;
+        case 2:
+            AddScaledRows<2>(sum + column, delta, x, column, count);
+            return column + 2 * kLanes;
+        case 3:
+            AddScaledRows<3>(sum + column, delta, x, column, count);
+            return column + 3 * kLanes;
+        case 4:
+            AddScaledRows<4>(sum + column, delta, x, column, count);
+            return column + 4 * kLanes;
+        case 5:
+            AddScaledRows<5>(sum + column, delta, x, column, count);
+            return column + 5 * kLanes;
+        case 6:
+            AddScaledRows<6>(sum + column, delta, x, column, count);
+            return column + 6 * kLanes;
+        default:
+            AddScaledRows<7>(sum + column, delta, x, column, count);
+            return column + 7 * kLanes;
     }
 }
 
@@ -127,11 +151,16 @@ HWY_NOINLINE void AddProductsOfRows(float* sum, const float* delta, const float*
 
 void AddRowProducts(float* sum, const float* delta, const float* const* x, int64_t count, int64_t columns) {
     switch (columns) {
-        case 16: return AddProductsOfRows<16>(sum, delta, x, count, columns);
-        case 32: return AddProductsOfRows<32>(sum, delta, x, count, columns);
-        case 64: return AddProductsOfRows<64>(sum, delta, x, count, columns);
-        case 128: return AddProductsOfRows<128>(sum, delta, x, count, columns);
-        default: return AddProductsOfRows<0>(sum, delta, x, count, columns);
+        case 16:
+            return AddProductsOfRows<16>(sum, delta, x, count, columns);
+        case 32:
+            return AddProductsOfRows<32>(sum, delta, x, count, columns);
+        case 64:
+            return AddProductsOfRows<64>(sum, delta, x, count, columns);
+        case 128:
+            return AddProductsOfRows<128>(sum, delta, x, count, columns);
+        default:
+            return AddProductsOfRows<0>(sum, delta, x, count, columns);
     }
 }
 
@@ -144,9 +173,10 @@ namespace train {
 HWY_EXPORT(RowLogits);
 HWY_EXPORT(AddRowProducts);
 
-void row_logits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight, float bias,
-                float* logits, float* gathered) {
-    if (begin < end) HWY_DYNAMIC_DISPATCH(RowLogits)(rows, begin, end, columns, weight, bias, logits, gathered);
+void row_logits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight,
+                float bias, float* logits, float* gathered) {
+    if (begin < end)
+        HWY_DYNAMIC_DISPATCH(RowLogits)(rows, begin, end, columns, weight, bias, logits, gathered);
 }
 
 void add_row_products(float* sum, const float* delta, const float* const* x, int64_t count, int64_t columns) {

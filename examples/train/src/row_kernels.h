@@ -15,8 +15,8 @@ namespace train {
 // logits[k] = (batch row k) . weight + bias for k in [begin, end): one fixed order of
 // additions, whatever the row's place in memory. With an index, rows are prefetched
 // kPrefetchRows ahead; with `gathered`, row k is also copied to gathered + k * columns.
-void row_logits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight, float bias,
-                float* logits, float* gathered);
+void row_logits(const BatchRows& rows, int64_t begin, int64_t end, int64_t columns, const float* weight,
+                float bias, float* logits, float* gathered);
 
 // sum[j] += delta[i] * x[i][j] for every column j in [0, columns), taking the rows
 // i = 0, 1, ..., count - 1 in turn for each column.

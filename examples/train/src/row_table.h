@@ -34,7 +34,8 @@ public:
         // table can be one huge page.
         const size_t span = (bytes_ + kHugePage - 1) / kHugePage * kHugePage;
         mapped_bytes_ = span + kHugePage;
-        void* mapped = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* mapped =
+            mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (mapped == MAP_FAILED) throw std::bad_alloc();
         mapping_ = static_cast<char*>(mapped);
         const auto address = reinterpret_cast<uintptr_t>(mapping_);
@@ -43,7 +44,7 @@ public:
         madvise(start, span, MADV_HUGEPAGE);
         data_ = reinterpret_cast<float*>(start);  // mmap's pages are zero
 #else
-        data_ = static_cast<float*>(::operator new(bytes_, std::align_val_t{64}));
+        data_ = static_cast<float*>(::operator new (bytes_, std::align_val_t{64}));
         std::memset(data_, 0, bytes_);
 #endif
     }
@@ -54,7 +55,9 @@ public:
     }
     RowTable(const RowTable&) = delete;
     RowTable& operator=(const RowTable&) = delete;
-    RowTable(RowTable&& other) noexcept { swap(other); }
+    RowTable(RowTable&& other) noexcept {
+        swap(other);
+    }
     RowTable& operator=(RowTable&& other) noexcept {
         RowTable moved(std::move(other));
         swap(moved);
@@ -64,17 +67,29 @@ public:
 #if defined(__linux__)
         if (mapping_) munmap(mapping_, mapped_bytes_);
 #else
-        if (data_) ::operator delete(data_, std::align_val_t{64});
+        if (data_) ::operator delete (data_, std::align_val_t{64});
 #endif
     }
 
-    int64_t rows() const { return rows_; }
-    int64_t columns() const { return columns_; }
+    int64_t rows() const {
+        return rows_;
+    }
+    int64_t columns() const {
+        return columns_;
+    }
     // Floats from one row's start to the next's: columns rounded up to whole cache lines.
-    int64_t stride() const { return stride_; }
-    const float* data() const { return data_; }
-    float* row(int64_t i) { return data_ + i * stride_; }
-    const float* row(int64_t i) const { return data_ + i * stride_; }
+    int64_t stride() const {
+        return stride_;
+    }
+    const float* data() const {
+        return data_;
+    }
+    float* row(int64_t i) {
+        return data_ + i * stride_;
+    }
+    const float* row(int64_t i) const {
+        return data_ + i * stride_;
+    }
 
 private:
     static constexpr size_t kHugePage = size_t{2} << 20;

@@ -21,15 +21,21 @@ std::string json_string(const std::string& text) {
     return out + "\"";
 }
 
-std::string json_number(double value) { return std::isfinite(value) ? fmt::format("{:.9g}", value) : "null"; }
+std::string json_number(double value) {
+    return std::isfinite(value) ? fmt::format("{:.9g}", value) : "null";
+}
 
 std::string xml_text(const std::string& text) {
     std::string out;
     for (char c : text) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else out += c;
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
+        else
+            out += c;
     }
     return out;
 }
@@ -71,37 +77,48 @@ std::string panel(double left, double top, double width, double height, const st
     const auto y = [&](double value) { return top + height - (value - low) / (high - low) * height; };
 
     std::string svg;
-    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="14" text-anchor="middle">{}</text>)" "\n",
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="14" text-anchor="middle">{}</text>)"
+                       "\n",
                        left + width / 2, top - 10, xml_text(title));
-    svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#444"/>)" "\n",
-                       left, top, width, height);
+    svg += fmt::format(
+        R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#444"/>)"
+        "\n",
+        left, top, width, height);
     const int intervals = static_cast<int>(std::lround((high - low) / step_y));
     for (int i = 0; i <= intervals; ++i) {
         const double value = low + step_y * i;
         svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)"
-                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.6g}</text>)" "\n",
+                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.6g}</text>)"
+                           "\n",
                            left, y(value), left + width, y(value), left - 6, y(value) + 4, value);
     }
     const auto step_x = std::max<int64_t>(1, static_cast<int64_t>(tick_step(last - first, 8)));
-    for (int64_t epoch = static_cast<int64_t>(std::ceil(first / step_x)) * step_x; epoch <= static_cast<int64_t>(last);
-         epoch += step_x)
-        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}</text>)" "\n",
+    for (int64_t epoch = static_cast<int64_t>(std::ceil(first / step_x)) * step_x;
+         epoch <= static_cast<int64_t>(last); epoch += step_x)
+        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}</text>)"
+                           "\n",
                            x(static_cast<double>(epoch)), top + height + 16, epoch);
-    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">epoch</text>)" "\n",
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">epoch</text>)"
+                       "\n",
                        left + width / 2, top + height + 34);
     for (size_t s = 0; s < series.size(); ++s) {
         std::string points;
         for (size_t i = 0; i < history.size(); ++i)
             if (std::isfinite(series[s].values[i]))
-                points += fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(history[i].epoch)), y(series[s].values[i]));
-        svg += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)" "\n", series[s].color,
-                           points);
-        const double legend_x = left + width / 2 - 40 * static_cast<double>(series.size()) + 80 * static_cast<double>(s);
+                points += fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(history[i].epoch)),
+                                      y(series[s].values[i]));
+        svg += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)"
+                           "\n",
+                           series[s].color, points);
+        const double legend_x =
+            left + width / 2 - 40 * static_cast<double>(series.size()) + 80 * static_cast<double>(s);
         const double legend_y = top + height + 54;
-        svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)"
-                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}</text>)" "\n",
-                           legend_x, legend_y, legend_x + 20, legend_y, series[s].color, legend_x + 25, legend_y + 4,
-                           xml_text(series[s].name));
+        svg += fmt::format(
+            R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)"
+            R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}</text>)"
+            "\n",
+            legend_x, legend_y, legend_x + 20, legend_y, series[s].color, legend_x + 25, legend_y + 4,
+            xml_text(series[s].name));
     }
     return svg;
 }
@@ -119,9 +136,12 @@ std::string metrics_csv(const std::vector<EpochMetrics>& history) {
 std::string training_curves_svg(const std::vector<EpochMetrics>& history, const std::string& title) {
     constexpr double kWidth = 900, kHeight = 400;
     std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
-                                  R"(viewBox="0 0 {} {}" font-family="sans-serif">)" "\n"
-                                  R"(<rect width="100%" height="100%" fill="white"/>)" "\n"
-                                  R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>)" "\n",
+                                  R"(viewBox="0 0 {} {}" font-family="sans-serif">)"
+                                  "\n"
+                                  R"(<rect width="100%" height="100%" fill="white"/>)"
+                                  "\n"
+                                  R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>)"
+                                  "\n",
                                   kWidth, kHeight, kWidth, kHeight, kWidth / 2, xml_text(title));
     if (!history.empty()) {
         std::vector<double> train_loss, test_loss, train_accuracy, test_accuracy;
@@ -146,17 +166,18 @@ std::string summary_text(const RunSummary& s) {
                                    100.0 * s.confusion.accuracy(), c[0][0] + c[1][1], s.confusion.total(),
                                    s.last.test_roc_auc, s.last.test_loss);
     text += "Confusion matrix (rows: actual, columns: predicted)\n";
-    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, s.label_names[0], name_width, s.label_names[1],
-                        name_width);
+    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, s.label_names[0], name_width,
+                        s.label_names[1], name_width);
     for (int actual = 0; actual < 2; ++actual)
-        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", s.label_names[actual], name_width, c[actual][0], name_width,
-                            c[actual][1], name_width);
+        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", s.label_names[actual], name_width, c[actual][0],
+                            name_width, c[actual][1], name_width);
     if (s.samples_trained > 0)
         text += fmt::format("Training throughput: {:.0f} samples/s ({} samples in {:.3f} s) on {}\n",
                             s.samples_per_second, s.samples_trained, s.train_seconds, s.backend);
     if (s.processes > 1 && s.steps > 0)
-        text += fmt::format("Data-parallel over {} processes: combine {:.3f} s of the training time ({:.1f} us per step)\n",
-                            s.processes, s.combine_seconds, 1e6 * s.combine_seconds / static_cast<double>(s.steps));
+        text += fmt::format(
+            "Data-parallel over {} processes: combine {:.3f} s of the training time ({:.1f} us per step)\n",
+            s.processes, s.combine_seconds, 1e6 * s.combine_seconds / static_cast<double>(s.steps));
     return text;
 }
 
@@ -165,7 +186,8 @@ std::string summary_json(const RunSummary& s) {
     return fmt::format(
         "{{\n  \"backend\": {},\n  \"data\": {},\n  \"model\": {},\n  \"epochs\": {},\n"
         "  \"test_accuracy\": {},\n  \"test_loss\": {},\n  \"test_roc_auc\": {},\n"
-        "  \"confusion_matrix\": {{\"labels\": [{}, {}], \"rows_actual_columns_predicted\": [[{}, {}], [{}, {}]]}},\n"
+        "  \"confusion_matrix\": {{\"labels\": [{}, {}], \"rows_actual_columns_predicted\": [[{}, {}], [{}, "
+        "{}]]}},\n"
         "  \"samples_trained\": {},\n  \"train_seconds\": {},\n  \"train_samples_per_second\": {},\n"
         "  \"processes\": {},\n  \"host_threads\": {},\n  \"steps\": {},\n  \"combine_seconds\": {}\n}}\n",
         json_string(s.backend), json_string(s.data), json_string(s.model), s.last.epoch,

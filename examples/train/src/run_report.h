@@ -28,10 +28,10 @@ struct RunSummary {
     int64_t samples_trained = 0;  // by this process (a resumed run counts its part only)
     double train_seconds = 0;
     double samples_per_second = 0;
-    int processes = 1;            // ranks of a data-parallel run
-    int host_threads = 0;         // oneTBB threads of each process
-    int64_t steps = 0;            // optimizer steps run by this process
-    double combine_seconds = 0;   // of train_seconds, in the combine across processes
+    int processes = 1;           // ranks of a data-parallel run
+    int host_threads = 0;        // oneTBB threads of each process
+    int64_t steps = 0;           // optimizer steps run by this process
+    double combine_seconds = 0;  // of train_seconds, in the combine across processes
 };
 
 std::string summary_text(const RunSummary& summary);

@@ -14,8 +14,8 @@
 namespace train {
 namespace {
 
-const std::vector<std::string> kRuntimeKeys = {"backend", "ops", "fallback", "log_level", "plugin_paths",
-                                               "allow_insecure_plugins", "backends"};
+const std::vector<std::string> kRuntimeKeys = {
+    "backend", "ops", "fallback", "log_level", "plugin_paths", "allow_insecure_plugins", "backends"};
 
 std::string position(const ConfigDocument& document, const std::string& key, const YAML::Node& node) {
     const auto override_text = document.overrides.find(key);
@@ -60,7 +60,8 @@ void flatten(const ConfigDocument& document, const YAML::Node& node, const std::
     if (node.IsMap() && levels > 0) {
         std::set<std::string> seen;
         for (const auto& entry : node) {
-            const std::string key = prefix.empty() ? entry.first.Scalar() : prefix + "." + entry.first.Scalar();
+            const std::string key =
+                prefix.empty() ? entry.first.Scalar() : prefix + "." + entry.first.Scalar();
             if (!seen.insert(entry.first.Scalar()).second)
                 throw std::runtime_error(fmt::format("{}: key 'application.{}' appears twice",
                                                      position(document, key, entry.first), key));
@@ -77,7 +78,8 @@ struct KeyContext {
     const YAML::Node& node;
 
     [[noreturn]] void fail(const std::string& expected) const {
-        const std::string shown = node.IsScalar() ? node.Scalar() : std::string(node.IsSequence() ? "a list" : "a mapping");
+        const std::string shown =
+            node.IsScalar() ? node.Scalar() : std::string(node.IsSequence() ? "a list" : "a mapping");
         throw std::runtime_error(fmt::format("{}: key '{}' has value '{}'; expected {}",
                                              position(document, key, node), key, shown, expected));
     }
@@ -122,9 +124,14 @@ using KeyReader = std::function<void(const KeyContext&, TrainSettings&)>;
 const std::map<std::string, KeyReader>& key_readers() {
     static const std::map<std::string, KeyReader> readers = {
         {"data.path", [](const KeyContext& c, TrainSettings& s) { s.data_path = c.text(); }},
-        {"data.format", [](const KeyContext& c, TrainSettings& s) { s.data_format = c.choice({"auto", "sklearn", "plain"}); }},
-        {"data.test_fraction", [](const KeyContext& c, TrainSettings& s) { s.test_fraction = c.number(0, true, 0.9); }},
-        {"data.synthetic", [](const KeyContext& c, TrainSettings& s) {
+        {"data.format",
+         [](const KeyContext& c, TrainSettings& s) {
+             s.data_format = c.choice({"auto", "sklearn", "plain"});
+         }},
+        {"data.test_fraction",
+         [](const KeyContext& c, TrainSettings& s) { s.test_fraction = c.number(0, true, 0.9); }},
+        {"data.synthetic",
+         [](const KeyContext& c, TrainSettings& s) {
              if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
                  s.synthetic.reset();
                  return;
@@ -135,9 +142,14 @@ const std::map<std::string, KeyReader>& key_readers() {
                  c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
              }
          }},
-        {"data.synthetic_noise", [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
-        {"model.kind", [](const KeyContext& c, TrainSettings& s) { s.model_kind = c.choice({"logistic", "mlp"}); }},
-        {"model.hidden", [](const KeyContext& c, TrainSettings& s) {
+        {"data.synthetic_noise",
+         [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
+        {"model.kind",
+         [](const KeyContext& c, TrainSettings& s) {
+             s.model_kind = c.choice({"logistic", "mlp"});
+         }},
+        {"model.hidden",
+         [](const KeyContext& c, TrainSettings& s) {
              s.hidden.clear();
              if (c.node.IsNull()) return;
              if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
@@ -152,19 +164,31 @@ const std::map<std::string, KeyReader>& key_readers() {
                  s.hidden.push_back(size);
              }
          }},
-        {"loss", [](const KeyContext& c, TrainSettings& s) { s.loss = c.choice({"bce_with_logits", "bce"}); }},
-        {"optimizer.kind", [](const KeyContext& c, TrainSettings& s) { s.optimizer = c.choice({"adam", "sgd"}); }},
+        {"loss",
+         [](const KeyContext& c, TrainSettings& s) {
+             s.loss = c.choice({"bce_with_logits", "bce"});
+         }},
+        {"optimizer.kind",
+         [](const KeyContext& c, TrainSettings& s) {
+             s.optimizer = c.choice({"adam", "sgd"});
+         }},
         {"optimizer.lr", [](const KeyContext& c, TrainSettings& s) { s.learning_rate = c.number(0, true); }},
-        {"optimizer.momentum", [](const KeyContext& c, TrainSettings& s) { s.momentum = c.number(0, false, 0.999999); }},
-        {"optimizer.beta1", [](const KeyContext& c, TrainSettings& s) { s.beta1 = c.number(0, false, 0.999999); }},
-        {"optimizer.beta2", [](const KeyContext& c, TrainSettings& s) { s.beta2 = c.number(0, false, 0.999999); }},
+        {"optimizer.momentum",
+         [](const KeyContext& c, TrainSettings& s) { s.momentum = c.number(0, false, 0.999999); }},
+        {"optimizer.beta1",
+         [](const KeyContext& c, TrainSettings& s) { s.beta1 = c.number(0, false, 0.999999); }},
+        {"optimizer.beta2",
+         [](const KeyContext& c, TrainSettings& s) { s.beta2 = c.number(0, false, 0.999999); }},
         {"optimizer.epsilon", [](const KeyContext& c, TrainSettings& s) { s.epsilon = c.number(0, true); }},
-        {"optimizer.weight_decay", [](const KeyContext& c, TrainSettings& s) { s.weight_decay = c.number(0, false); }},
+        {"optimizer.weight_decay",
+         [](const KeyContext& c, TrainSettings& s) { s.weight_decay = c.number(0, false); }},
         {"train.epochs", [](const KeyContext& c, TrainSettings& s) { s.epochs = c.whole(1); }},
         {"train.batch_size", [](const KeyContext& c, TrainSettings& s) { s.batch_size = c.whole(1); }},
         {"train.threads", [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0); }},
-        {"train.seed", [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
-        {"train.class_weights", [](const KeyContext& c, TrainSettings& s) {
+        {"train.seed",
+         [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
+        {"train.class_weights",
+         [](const KeyContext& c, TrainSettings& s) {
              std::string spec;
              if (c.node.IsSequence() && c.node.size() == 2)
                  spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
@@ -177,7 +201,8 @@ const std::map<std::string, KeyReader>& key_readers() {
              }
              s.class_weights = spec;
          }},
-        {"train.pos_weight", [](const KeyContext& c, TrainSettings& s) {
+        {"train.pos_weight",
+         [](const KeyContext& c, TrainSettings& s) {
              if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
                  s.pos_weight = "none";
                  return;
@@ -230,25 +255,29 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
     if (!std::filesystem::is_regular_file(path))
-        throw std::runtime_error(fmt::format("config file '{}' does not exist or is not a file", path.string()));
+        throw std::runtime_error(
+            fmt::format("config file '{}' does not exist or is not a file", path.string()));
     ConfigDocument document;
     document.source = std::filesystem::absolute(path);
     try {
         document.root = YAML::LoadFile(path.string());
     } catch (const YAML::Exception& exception) {
-        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", path.string(), exception.mark.line + 1,
-                                             exception.mark.column + 1, exception.msg));
+        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", path.string(),
+                                             exception.mark.line + 1, exception.mark.column + 1,
+                                             exception.msg));
     }
     if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
     if (!document.root.IsMap())
-        throw std::runtime_error(fmt::format("{}: the top level must be a mapping of keys to values", path.string()));
+        throw std::runtime_error(
+            fmt::format("{}: the top level must be a mapping of keys to values", path.string()));
     return document;
 }
 
 void apply_override(ConfigDocument& document, const std::string& assignment) {
     const size_t equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0)
-        throw std::runtime_error(fmt::format("--set '{}': expected KEY=VALUE, e.g. optimizer.lr=0.01", assignment));
+        throw std::runtime_error(
+            fmt::format("--set '{}': expected KEY=VALUE, e.g. optimizer.lr=0.01", assignment));
     std::string key = assignment.substr(0, equals);
     const std::string value_text = assignment.substr(equals + 1);
     if (key.rfind("application.", 0) == 0) key = key.substr(std::string("application.").size());
@@ -259,7 +288,8 @@ void apply_override(ConfigDocument& document, const std::string& assignment) {
     try {
         value = YAML::Load(value_text);
     } catch (const YAML::Exception& exception) {
-        throw std::runtime_error(fmt::format("--set '{}': value is not valid YAML: {}", assignment, exception.msg));
+        throw std::runtime_error(
+            fmt::format("--set '{}': value is not valid YAML: {}", assignment, exception.msg));
     }
     if (std::find(kRuntimeKeys.begin(), kRuntimeKeys.end(), parts[0]) != kRuntimeKeys.end()) {
         set_path(document.root, parts, 0, value);  // the runtime checks these when aclInit reads them
@@ -269,8 +299,8 @@ void apply_override(ConfigDocument& document, const std::string& assignment) {
     if (readers.count(key) == 0) {
         std::vector<std::string> candidates = known_keys();
         candidates.insert(candidates.end(), kRuntimeKeys.begin(), kRuntimeKeys.end());
-        throw std::runtime_error(fmt::format("--set '{}': unknown key '{}'{}", assignment, key,
-                                             did_you_mean(key, candidates)));
+        throw std::runtime_error(
+            fmt::format("--set '{}': unknown key '{}'{}", assignment, key, did_you_mean(key, candidates)));
     }
     YAML::Node application = document.root["application"];
     if (!application.IsMap()) application = YAML::Node(YAML::NodeType::Map);
@@ -285,8 +315,8 @@ TrainSettings read_train_settings(const ConfigDocument& document,
     std::map<std::string, YAML::Node> leaves;
     if (application && !application.IsNull()) {
         if (!application.IsMap())
-            throw std::runtime_error(fmt::format("{}: key 'application' must be a mapping of training settings",
-                                                 document.source.string()));
+            throw std::runtime_error(fmt::format(
+                "{}: key 'application' must be a mapping of training settings", document.source.string()));
         // One level past the deepest known key, so a key under a known one is named whole.
         size_t deepest = 0;
         for (const auto& key : known_keys())
@@ -297,8 +327,9 @@ TrainSettings read_train_settings(const ConfigDocument& document,
     for (const auto& [key, node] : leaves) {
         const auto reader = readers.find(key);
         if (reader == readers.end())
-            throw std::runtime_error(fmt::format("{}: unknown key 'application.{}'{}", position(document, key, node),
-                                                 key, did_you_mean(key, known_keys())));
+            throw std::runtime_error(fmt::format("{}: unknown key 'application.{}'{}",
+                                                 position(document, key, node), key,
+                                                 did_you_mean(key, known_keys())));
         reader->second(KeyContext{document, key, node}, settings);
     }
     if (settings.model_kind == "mlp" && settings.hidden.empty())
@@ -317,14 +348,15 @@ TrainSettings read_train_settings(const ConfigDocument& document,
 
     if (!settings.synthetic) {
         if (settings.data_path.empty())
-            throw std::runtime_error(fmt::format("{}: no data set: set application.data.path or use --synthetic",
-                                                 document.source.string()));
+            throw std::runtime_error(fmt::format(
+                "{}: no data set: set application.data.path or use --synthetic", document.source.string()));
         std::vector<std::filesystem::path> tried;
         const auto given = settings.data_path;
         tried.push_back(given.is_absolute() ? given : document.source.parent_path() / given);
         for (const auto& folder : data_folders) tried.push_back(folder / given.filename());
-        const auto found = std::find_if(tried.begin(), tried.end(),
-                                        [](const auto& path) { return std::filesystem::is_regular_file(path); });
+        const auto found = std::find_if(tried.begin(), tried.end(), [](const auto& path) {
+            return std::filesystem::is_regular_file(path);
+        });
         if (found == tried.end()) {
             std::vector<std::string> shown;
             for (const auto& path : tried) shown.push_back(path.lexically_normal().string());
@@ -345,7 +377,8 @@ std::string effective_backend(const ConfigDocument& document) {
 
 std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path) {
     YAML::Node root = YAML::Clone(document.root);
-    if (!data_path.empty()) set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
+    if (!data_path.empty())
+        set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
     const YAML::Node paths = root["plugin_paths"];
     if (paths && paths.IsSequence()) {
         YAML::Node absolute(YAML::NodeType::Sequence);

@@ -21,11 +21,11 @@ struct SyntheticShape {
 
 struct TrainSettings {
     // data
-    std::filesystem::path data_path;     // resolved to an existing file when loaded from a config
-    std::string data_format = "auto";    // auto, sklearn (header "rows,features,name0,name1") or plain
+    std::filesystem::path data_path;   // resolved to an existing file when loaded from a config
+    std::string data_format = "auto";  // auto, sklearn (header "rows,features,name0,name1") or plain
     double test_fraction = 0.2;
     std::optional<SyntheticShape> synthetic;  // replaces data_path: a generated data set
-    double synthetic_noise = 0.5;        // std of the Gaussian noise added to the true margin
+    double synthetic_noise = 0.5;             // std of the Gaussian noise added to the true margin
     // model
     std::string model_kind = "logistic";  // logistic or mlp
     std::vector<int64_t> hidden;          // hidden layer sizes of the mlp (ReLU)
@@ -33,23 +33,23 @@ struct TrainSettings {
     // Backward) or bce (a sigmoid output layer; aclnnBinaryCrossEntropy and its Backward)
     std::string loss = "bce_with_logits";
     // optimizer
-    std::string optimizer = "adam";       // adam or sgd (with momentum)
+    std::string optimizer = "adam";  // adam or sgd (with momentum)
     double learning_rate = 0.01;
     double momentum = 0.9;
     double beta1 = 0.9;
     double beta2 = 0.999;
     double epsilon = 1e-8;
-    double weight_decay = 0.0;            // L2 on weights (not biases), added to the gradient
+    double weight_decay = 0.0;  // L2 on weights (not biases), added to the gradient
     // training
     int64_t epochs = 50;
     int64_t batch_size = 32;
-    int64_t threads = 0;                  // oneTBB threads for the host side of a step (0: every core);
-                                          // results are the same bytes for any count
+    int64_t threads = 0;  // oneTBB threads for the host side of a step (0: every core);
+                          // results are the same bytes for any count
     uint64_t seed = 42;
     std::string class_weights = "balanced";  // balanced, none, or "w0,w1"
     std::string pos_weight = "none";         // none, balanced, or a number > 0 (as text)
     // checkpoints and outputs
-    int64_t checkpoint_every = 10;        // epochs; 0: only on SIGINT/SIGTERM
+    int64_t checkpoint_every = 10;  // epochs; 0: only on SIGINT/SIGTERM
     std::filesystem::path output_dir = "train_output";
 };
 

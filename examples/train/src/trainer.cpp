@@ -1,26 +1,24 @@
 #include "trainer.h"
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
-#include <algorithm>
-#include <cstring>
-
 #include "checkpoint.h"
-#include "communicator.h"
 #include "classification_metrics.h"
+#include "communicator.h"
 #include "dataset.h"
 #include "device_loss.h"
 #include "epoch_order.h"
@@ -36,7 +34,9 @@ namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
-extern "C" void request_stop(int signal_number) { g_stop_signal = signal_number; }
+extern "C" void request_stop(int signal_number) {
+    g_stop_signal = signal_number;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -104,13 +104,16 @@ int64_t shard_rows(int64_t batch_size) {
     return std::max<int64_t>(64, (per_shard + 63) / 64 * 64);
 }
 
-int64_t group_shards(int64_t batch_size) { return std::max<int64_t>(1, kGroupRows / shard_rows(batch_size)); }
+int64_t group_shards(int64_t batch_size) {
+    return std::max<int64_t>(1, kGroupRows / shard_rows(batch_size));
+}
 
 int64_t chunk_shards(int64_t batch_size, int threads, bool logistic) {
     constexpr int64_t kMaxChunkRows = 2048, kMinChunkRows = 512;
     const int64_t rows_per_shard = shard_rows(batch_size);
     // The shards of a group as large as this batch fills.
-    const int64_t shards = std::min(group_shards(batch_size), (batch_size + rows_per_shard - 1) / rows_per_shard);
+    const int64_t shards =
+        std::min(group_shards(batch_size), (batch_size + rows_per_shard - 1) / rows_per_shard);
     const int64_t two_per_thread = (shards + 2 * threads - 1) / (2 * threads);
     const int64_t most = std::max<int64_t>(1, kMaxChunkRows / rows_per_shard);
     const int64_t least = logistic ? std::max<int64_t>(1, kMinChunkRows / rows_per_shard) : 1;
@@ -124,7 +127,9 @@ namespace {
 // how Eigen splits its vector loops (aligned packets, scalar ends), so it must not depend
 // on the shard's place in its process's run of shards.
 constexpr int64_t kAlignment = 64;
-int64_t aligned_bytes(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t aligned_bytes(int64_t bytes) {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 struct ShardRecordLayout {
     int64_t bytes = 0;  // a multiple of kAlignment
     explicit ShardRecordLayout(int64_t parameter_count) : bytes(aligned_bytes(16 + 4 * parameter_count)) {}
@@ -153,7 +158,8 @@ struct ShardRecord {
 constexpr int64_t kGradientOffset = 16;
 
 ShardRecord record_at(char* base) {
-    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<float*>(base + kGradientOffset)};
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8),
+            reinterpret_cast<float*>(base + kGradientOffset)};
 }
 
 struct BlockRecord {
@@ -163,7 +169,8 @@ struct BlockRecord {
 };
 
 BlockRecord block_record_at(char* base) {
-    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8), reinterpret_cast<double*>(base + kGradientOffset)};
+    return {reinterpret_cast<double*>(base), reinterpret_cast<int64_t*>(base + 8),
+            reinterpret_cast<double*>(base + kGradientOffset)};
 }
 
 // A shard's loss sum in double: four running sums (of its samples 4i + l), then
@@ -190,8 +197,8 @@ std::pair<int64_t, int64_t> shards_of_rank(int64_t count, int rank, int ranks) {
 // Who sends which tree blocks for a batch of `shards` shards, and where each process's
 // part of the combine lands.
 struct CombinePlan {
-    std::vector<std::vector<TreeBlock>> blocks;           // per process
-    std::vector<std::vector<int64_t>> record_offsets;     // per process and block, in its part
+    std::vector<std::vector<TreeBlock>> blocks;        // per process
+    std::vector<std::vector<int64_t>> record_offsets;  // per process and block, in its part
     std::vector<int64_t> part_bytes, part_offsets;
     int64_t total_bytes = 0;
     CombinePlan(int64_t shards, int ranks, int64_t shard_bytes, int64_t block_bytes) {
@@ -226,14 +233,15 @@ int run_training(const RunRequest& request) {
     const int ranks = comm.size();
     if (leader) std::filesystem::create_directories(settings.output_dir);
     const auto checkpoint_path = settings.output_dir / "checkpoint.bin";
-    const int host_threads = settings.threads > 0 ? static_cast<int>(settings.threads)
-                                                  : tbb::this_task_arena::max_concurrency();
+    const int host_threads =
+        settings.threads > 0 ? static_cast<int>(settings.threads) : tbb::this_task_arena::max_concurrency();
     tbb::task_arena arena(host_threads);
 
     // Data: load or generate, split, standardize with the training split's statistics.
     const auto load_start = Clock::now();
-    Dataset data = settings.synthetic ? make_synthetic(*settings.synthetic, settings.synthetic_noise, settings.seed)
-                                      : load_csv(settings.data_path, settings.data_format);
+    Dataset data = settings.synthetic
+                       ? make_synthetic(*settings.synthetic, settings.synthetic_noise, settings.seed)
+                       : load_csv(settings.data_path, settings.data_format);
     const uint64_t fingerprint = data_fingerprint(data);
     TrainTestSplit split = split_stratified(data, settings.test_fraction, settings.seed);
     data = Dataset{};  // the split holds copies
@@ -246,8 +254,8 @@ int run_training(const RunRequest& request) {
     // Training rows are read in a shuffled order: from a table laid out for that.
     const RowTable train_features(split.train.features.data(), train_rows, features);
     split.train.features = FeatureMatrix();
-    const auto class_weights =
-        class_weight_values(settings.class_weights, train_rows - split.train.positives(), split.train.positives());
+    const auto class_weights = class_weight_values(
+        settings.class_weights, train_rows - split.train.positives(), split.train.positives());
     const std::optional<float> pos_weight =
         pos_weight_value(settings.pos_weight, train_rows - split.train.positives(), split.train.positives());
     const LossKind loss_kind_used = loss_kind(settings.loss);
@@ -290,12 +298,13 @@ int run_training(const RunRequest& request) {
         if (!optimizer.restore(state.optimizer_kind, state.optimizer_steps, state.optimizer_first,
                                state.optimizer_second) ||
             !shuffle_random.restore(state.epoch_start_random))
-            throw std::runtime_error(fmt::format("checkpoint '{}' holds an optimizer or random state that does not "
-                                                 "fit this run",
-                                                 request.resume_from->string()));
+            throw std::runtime_error(
+                fmt::format("checkpoint '{}' holds an optimizer or random state that does not "
+                            "fit this run",
+                            request.resume_from->string()));
         if (leader)
-            fmt::print("Resumed from {} at epoch {} batch {}\n", request.resume_from->string(), state.epochs_done + 1,
-                       state.batches_done);
+            fmt::print("Resumed from {} at epoch {} batch {}\n", request.resume_from->string(),
+                       state.epochs_done + 1, state.batches_done);
     }
 
     const std::string model_text = settings.model_kind == "logistic"
@@ -311,9 +320,10 @@ int run_training(const RunRequest& request) {
         fmt::print("Loss: {} ({}), pos_weight {}\n", settings.loss,
                    loss_kind_used == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
                                                               : "aclnnBinaryCrossEntropy on probabilities",
-                   pos_weight ? fmt::format("{:.4g}{}", *pos_weight,
-                                            loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
-                              : std::string("none"));
+                   pos_weight
+                       ? fmt::format("{:.4g}{}", *pos_weight,
+                                     loss_kind_used == LossKind::kBce ? " (in the positives' weights)" : "")
+                       : std::string("none"));
         fmt::print("Parallel: {} process{} x {} host thread{}; {} shard{} of {} rows per batch\n", ranks,
                    ranks > 1 ? "es" : "", host_threads, host_threads > 1 ? "s" : "", max_shards,
                    max_shards > 1 ? "s" : "", std::min(rows_per_shard, batch_size));
@@ -324,7 +334,8 @@ int run_training(const RunRequest& request) {
     const int64_t shards_per_chunk = chunk_shards(batch_size, host_threads, model.layer_sizes().size() == 2);
     const int64_t evaluation_chunk = std::min<int64_t>(test_rows, 1 << 16);
     const int64_t capacity = std::max(batch_size, evaluation_chunk);
-    const int64_t group_capacity = std::max(std::min(batch_size, shards_per_group * rows_per_shard), evaluation_chunk);
+    const int64_t group_capacity =
+        std::max(std::min(batch_size, shards_per_group * rows_per_shard), evaluation_chunk);
     const std::optional<float> ops_pos_weight =
         loss_kind_used == LossKind::kBceWithLogits ? pos_weight : std::nullopt;
     DeviceBceLoss loss(evaluation_chunk, loss_kind_used, ops_pos_weight);  // the test split's, on this thread
@@ -348,15 +359,17 @@ int run_training(const RunRequest& request) {
         // aclrtSetDevice is per host thread (as in CANN), and any of oneTBB's threads may
         // run the chunk: a few tens of nanoseconds a chunk.
         if (const aclError status = aclrtSetDevice(device))
-            throw std::runtime_error(fmt::format("aclrtSetDevice failed with status {}: {}", status,
-                                                 aclGetRecentErrMsg()));
+            throw std::runtime_error(
+                fmt::format("aclrtSetDevice failed with status {}: {}", status, aclGetRecentErrMsg()));
         return *thread_losses[static_cast<size_t>(slot)];
     };
     model.reserve(group_capacity);
 
     // Buffers reused by every batch: no allocation inside the loop.
-    std::vector<float> batch_targets(static_cast<size_t>(capacity)), batch_weights(static_cast<size_t>(capacity));
-    std::vector<float> sample_losses(static_cast<size_t>(capacity)), grad_outputs(static_cast<size_t>(capacity));
+    std::vector<float> batch_targets(static_cast<size_t>(capacity)),
+        batch_weights(static_cast<size_t>(capacity));
+    std::vector<float> sample_losses(static_cast<size_t>(capacity)),
+        grad_outputs(static_cast<size_t>(capacity));
     std::vector<float> test_scores(static_cast<size_t>(test_rows));
     EpochOrder epoch_order(static_cast<size_t>(train_rows));
     const std::vector<int64_t>& order = epoch_order.order();
@@ -369,7 +382,8 @@ int run_training(const RunRequest& request) {
     std::map<int64_t, CombinePlan> plans;
     for (const int64_t batch_rows : {batch_size, train_rows - (batches_per_epoch - 1) * batch_size})
         plans.try_emplace((batch_rows + rows_per_shard - 1) / rows_per_shard,
-                          (batch_rows + rows_per_shard - 1) / rows_per_shard, ranks, layout.bytes, block_layout.bytes);
+                          (batch_rows + rows_per_shard - 1) / rows_per_shard, ranks, layout.bytes,
+                          block_layout.bytes);
     int64_t send_bytes = 0, receive_bytes = 0;
     for (const auto& [count, plan] : plans) {
         receive_bytes = std::max(receive_bytes, plan.total_bytes);
@@ -380,7 +394,8 @@ int run_training(const RunRequest& request) {
     // Every record of a step by tree node: level (log2 of its size) * width + its index
     // (level 0: the shard records of one-shard blocks).
     const int64_t max_width = tree_width(max_shards);
-    if (tree_levels(max_shards) > kMaxTreeLevels) throw std::logic_error("more shards than the combine's tree holds");
+    if (tree_levels(max_shards) > kMaxTreeLevels)
+        throw std::logic_error("more shards than the combine's tree holds");
     std::vector<const char*> node_records(static_cast<size_t>(kMaxTreeLevels * max_width));
     const size_t parameter_count = model.parameters().size();
     // body over [0, parameter_count) in ranges of about `grain` parameters: in parallel, or
@@ -405,13 +420,16 @@ int run_training(const RunRequest& request) {
                 tbb::parallel_for(tbb::blocked_range<int64_t>(0, (rows + kPiece - 1) / kPiece, 1),
                                   [&](const tbb::blocked_range<int64_t>& r) {
                                       for (int64_t piece = r.begin(); piece < r.end(); ++piece)
-                                          model.forward_shard(chunk, piece * kPiece, std::min(rows, (piece + 1) * kPiece));
+                                          model.forward_shard(chunk, piece * kPiece,
+                                                              std::min(rows, (piece + 1) * kPiece));
                                   });
             });
-            std::copy(model.probabilities_data(), model.probabilities_data() + rows, test_scores.data() + start);
-            loss.run_samples(model.outputs(), split.test.labels.data() + start, test_weights.data() + start, rows,
-                             sample_losses.data(), nullptr, 0.0f);
-            for (int64_t i = 0; i < rows; ++i) loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(i)]);
+            std::copy(model.probabilities_data(), model.probabilities_data() + rows,
+                      test_scores.data() + start);
+            loss.run_samples(model.outputs(), split.test.labels.data() + start, test_weights.data() + start,
+                             rows, sample_losses.data(), nullptr, 0.0f);
+            for (int64_t i = 0; i < rows; ++i)
+                loss_sum += static_cast<double>(sample_losses[static_cast<size_t>(i)]);
         }
         result.loss = loss_sum / static_cast<double>(test_rows);
         result.confusion.add(test_scores.data(), split.test.labels.data(), test_rows);
@@ -430,9 +448,9 @@ int run_training(const RunRequest& request) {
     const auto write_outputs = [&]() {
         if (!leader) return;
         write_file_atomically(settings.output_dir / "metrics.csv", metrics_csv(state.history));
-        write_file_atomically(settings.output_dir / "training_curves.svg",
-                              training_curves_svg(state.history, fmt::format("{} on {}", model_text,
-                                                                             split.train.description)));
+        write_file_atomically(
+            settings.output_dir / "training_curves.svg",
+            training_curves_svg(state.history, fmt::format("{} on {}", model_text, split.train.description)));
     };
 
     // One step over batch rows [first, first + rows) of `order`: this process's shards
@@ -447,10 +465,13 @@ int run_training(const RunRequest& request) {
         const int64_t shards = (rows + rows_per_shard - 1) / rows_per_shard;
         const CombinePlan& plan = plans.at(shards);
         const std::pair<int64_t, int64_t> own = shards_of_rank(shards, comm.rank(), ranks);
-        const int64_t own_first = own.first, own_last = own.second;  // (lambdas cannot capture a binding in C++17)
+        const int64_t own_first = own.first,
+                      own_last = own.second;  // (lambdas cannot capture a binding in C++17)
         const int64_t* batch_index = order.data() + first;
         char* shard_base = aligned_start(shard_storage);
-        const auto shard_record = [&](int64_t s) { return record_at(shard_base + (s - own_first) * layout.bytes); };
+        const auto shard_record = [&](int64_t s) {
+            return record_at(shard_base + (s - own_first) * layout.bytes);
+        };
         // The shards group by group, each group's in chunks of whole shards. A chunk runs on
         // one thread from start to end: its rows forward, their loss and its gradient on the
         // device (the thread's own DeviceBceLoss), backward while its rows are still in the
@@ -460,8 +481,8 @@ int run_training(const RunRequest& request) {
             const int64_t group_last = std::min(own_last, group + shards_per_group);
             const int64_t group_begin = group * rows_per_shard;
             // The group's rows, numbered from 0 for the model; reads run ahead to the batch's end.
-            const BatchRows group_rows{train_features.data(), batch_index + group_begin, train_features.stride(),
-                                       rows - group_begin};
+            const BatchRows group_rows{train_features.data(), batch_index + group_begin,
+                                       train_features.stride(), rows - group_begin};
             const int64_t chunks = (group_last - group + shards_per_chunk - 1) / shards_per_chunk;
             const auto run_chunk = [&](int64_t chunk) {
                 const int64_t first_shard = group + chunk * shards_per_chunk;
@@ -477,11 +498,11 @@ int run_training(const RunRequest& request) {
                     const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                     model.forward_shard(group_rows, begin - group_begin, end - group_begin);
                 }
-                thread_loss().run_samples(model.outputs() + (chunk_begin - group_begin),
-                                          batch_targets.data() + chunk_begin, batch_weights.data() + chunk_begin,
-                                          chunk_end - chunk_begin, sample_losses.data() + chunk_begin,
-                                          grad_outputs.data() + chunk_begin,
-                                          static_cast<float>(1.0 / static_cast<double>(rows)));
+                thread_loss().run_samples(
+                    model.outputs() + (chunk_begin - group_begin), batch_targets.data() + chunk_begin,
+                    batch_weights.data() + chunk_begin, chunk_end - chunk_begin,
+                    sample_losses.data() + chunk_begin, grad_outputs.data() + chunk_begin,
+                    static_cast<float>(1.0 / static_cast<double>(rows)));
                 for (int64_t s = first_shard; s < last_shard; ++s) {
                     const int64_t begin = s * rows_per_shard, end = std::min(begin + rows_per_shard, rows);
                     const ShardRecord record = shard_record(s);
@@ -493,9 +514,11 @@ int run_training(const RunRequest& request) {
                 }
             };
             arena.execute([&] {
-                tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t>& r) {
-                    for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) run_chunk(chunk);
-                });
+                tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1),
+                                  [&](const tbb::blocked_range<int64_t>& r) {
+                                      for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk)
+                                          run_chunk(chunk);
+                                  });
             });
         }
 
@@ -517,7 +540,8 @@ int run_training(const RunRequest& request) {
             }
             const BlockRecord block = block_record_at(send + own_offsets[b]);
             double scratch[kMaxTreeLevels];
-            tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_loss, no_block, 0, 1, block.loss_sum, scratch);
+            tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_loss, no_block, 0, 1,
+                     block.loss_sum, scratch);
             *block.correct = 0;
             for (int64_t s = own_blocks[b].first; s < own_blocks[b].first + own_blocks[b].size; ++s)
                 *block.correct += *shard_record(s).correct;
@@ -529,8 +553,8 @@ int run_training(const RunRequest& request) {
                 for (size_t b = 0; b < own_blocks.size(); ++b) {
                     if (own_blocks[b].size == 1) continue;
                     double* sums = block_record_at(send + own_offsets[b]).gradient;
-                    tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice, slice_end,
-                             sums + slice, scratch);
+                    tree_sum(own_blocks[b].first, own_blocks[b].size, shards, leaf_gradient, no_block, slice,
+                             slice_end, sums + slice, scratch);
                 }
             }
         });
@@ -555,7 +579,8 @@ int run_training(const RunRequest& request) {
                 const char* record = part + plan.record_offsets[static_cast<size_t>(r)][b];
                 int level = 0;
                 while ((int64_t{1} << level) < blocks[b].size) ++level;
-                node_records[static_cast<size_t>(level * max_width + blocks[b].first / blocks[b].size)] = record;
+                node_records[static_cast<size_t>(level * max_width + blocks[b].first / blocks[b].size)] =
+                    record;
                 int64_t block_correct = 0;
                 std::memcpy(&block_correct, record + 8, sizeof(block_correct));
                 correct += block_correct;
@@ -590,9 +615,11 @@ int run_training(const RunRequest& request) {
                 const size_t slice_end = std::min(r.end(), slice + kSliceParameters);
                 tree_sum(
                     0, width, shards,
-                    [&](int64_t s) { return reinterpret_cast<const float*>(leaf_record(s) + kGradientOffset); },
-                    [&](int64_t f, int64_t size) { return block_at(f, size, kGradientOffset); }, slice, slice_end,
-                    root, scratch);
+                    [&](int64_t s) {
+                        return reinterpret_cast<const float*>(leaf_record(s) + kGradientOffset);
+                    },
+                    [&](int64_t f, int64_t size) { return block_at(f, size, kGradientOffset); }, slice,
+                    slice_end, root, scratch);
                 for (size_t i = slice; i < slice_end; ++i) {
                     gradient[i] = static_cast<float>(root[i - slice]);
                     if (weight_decay != 0.0f && decayed[i]) gradient[i] += weight_decay * parameters[i];
@@ -631,7 +658,8 @@ int run_training(const RunRequest& request) {
             const int64_t rows = std::min(batch_size, train_rows - first);
             ++batches_run;
             // A signal, or the test's simulated one; every process learns of any at this step.
-            const bool simulated = request.interrupt_after_batches > 0 && batches_run == request.interrupt_after_batches;
+            const bool simulated =
+                request.interrupt_after_batches > 0 && batches_run == request.interrupt_after_batches;
             const int64_t request_here = g_stop_signal != 0 ? g_stop_signal : simulated ? SIGINT : 0;
             stop = train_step(first, rows, request_here);
             epoch_samples += rows;
@@ -644,9 +672,10 @@ int run_training(const RunRequest& request) {
                 save_checkpoint();
                 const int code = stop == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
                 if (leader)
-                    fmt::print("Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
-                               "Continue with --resume.\n",
-                               epoch, b + 1, batches_per_epoch, checkpoint_path.string());
+                    fmt::print(
+                        "Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
+                        "Continue with --resume.\n",
+                        epoch, b + 1, batches_per_epoch, checkpoint_path.string());
                 return code;
             }
         }
@@ -658,7 +687,8 @@ int run_training(const RunRequest& request) {
         EpochMetrics metrics;
         metrics.epoch = epoch;
         metrics.train_loss = state.partial_loss_sum / static_cast<double>(state.partial_seen);
-        metrics.train_accuracy = static_cast<double>(state.partial_correct) / static_cast<double>(state.partial_seen);
+        metrics.train_accuracy =
+            static_cast<double>(state.partial_correct) / static_cast<double>(state.partial_seen);
         if (leader) {
             const TestEvaluation test = evaluate_test();
             metrics.test_loss = test.loss;
@@ -671,11 +701,13 @@ int run_training(const RunRequest& request) {
         state.epoch_start_random = shuffle_random.state();  // where the next epoch starts
         write_outputs();
         if (leader) {
-            fmt::print("epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  AUC {:.4f}"
-                       "  |  {} samples/s\n",
-                       epoch, settings.epochs, metrics.train_loss, 100 * metrics.train_accuracy, metrics.test_loss,
-                       100 * metrics.test_accuracy, metrics.test_roc_auc,
-                       rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0));
+            fmt::print(
+                "epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  AUC "
+                "{:.4f}"
+                "  |  {} samples/s\n",
+                epoch, settings.epochs, metrics.train_loss, 100 * metrics.train_accuracy, metrics.test_loss,
+                100 * metrics.test_accuracy, metrics.test_roc_auc,
+                rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0));
             std::fflush(stdout);
         }
 
@@ -683,8 +715,8 @@ int run_training(const RunRequest& request) {
         if (periodic || stop != 0 || epoch == settings.epochs) save_checkpoint();
         if (stop != 0 && epoch < settings.epochs) {
             if (leader)
-                fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n", epoch,
-                           checkpoint_path.string());
+                fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n",
+                           epoch, checkpoint_path.string());
             return stop == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
         }
     }

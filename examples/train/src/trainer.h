@@ -34,7 +34,7 @@ int64_t chunk_shards(int64_t batch_size, int threads, bool logistic);
 
 struct RunRequest {
     TrainSettings settings;
-    std::string backend;                             // for the report
+    std::string backend;  // for the report
     std::optional<std::filesystem::path> resume_from;
     // Stop as SIGINT would after this many batches of this process (0: never); lets the
     // tests interrupt a run at a known point.

@@ -27,14 +27,12 @@ typedef struct aclTensor aclTensor;
 typedef struct aclOpExecutor aclOpExecutor;
 
 /* A view (shape, strides and offset in elements) over storage at tensorData. */
-ACLNN_API aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
-                                     aclDataType dataType, const int64_t* stride, int64_t offset,
-                                     aclFormat format, const int64_t* storageDims,
-                                     uint64_t storageDimsNum, void* tensorData);
+ACLNN_API aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                                     const int64_t* stride, int64_t offset, aclFormat format,
+                                     const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData);
 /* Frees the descriptor, never the data. */
 ACLNN_API aclnnStatus aclDestroyTensor(const aclTensor* tensor);
-ACLNN_API aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims,
-                                      uint64_t* viewDimsNum);
+ACLNN_API aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum);
 ACLNN_API aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType);
 
 /* Makes an executor runnable many times; it is then freed by aclDestroyAclOpExecutor. */

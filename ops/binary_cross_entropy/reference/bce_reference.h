@@ -10,7 +10,9 @@ namespace nnplug::reference {
 constexpr double kEpsilon = 1e-12;
 constexpr double kLogClamp = -100.0;
 
-inline double clamp_below(double x, double floor) { return x < floor ? floor : x; }
+inline double clamp_below(double x, double floor) {
+    return x < floor ? floor : x;
+}
 
 // gradOutput * weight * (self - target) / max(self * (1 - self), eps) * scale
 inline double bce_backward(double grad, double weight, double self, double target, double scale) {

@@ -22,7 +22,9 @@ inline double softplus(double z) {
 }
 
 // log(sigmoid(z)) = -softplus(-z)
-inline double log_sigmoid(double z) { return -softplus(-z); }
+inline double log_sigmoid(double z) {
+    return -softplus(-z);
+}
 
 // sigmoid(z) without overflow: 1 / (1 + exp(-z)) for z >= 0, exp(z) / (1 + exp(z)) below.
 inline double sigmoid(double z) {
@@ -39,9 +41,10 @@ inline double bce_with_logits_forward(double weight, double pos_weight, double s
 }
 
 // dl/dx * gradOutput * scale = g * w * [(1 + (p - 1) * y) * sigmoid(x) - p * y] * scale
-inline double bce_with_logits_backward(double grad, double weight, double pos_weight, double self, double target,
-                                       double scale) {
-    return grad * weight * ((1.0 + (pos_weight - 1.0) * target) * sigmoid(self) - pos_weight * target) * scale;
+inline double bce_with_logits_backward(double grad, double weight, double pos_weight, double self,
+                                       double target, double scale) {
+    return grad * weight * ((1.0 + (pos_weight - 1.0) * target) * sigmoid(self) - pos_weight * target) *
+           scale;
 }
 
 // dl/dy * gradOutput * scale = g * w * [-x - (p - 1) * log(sigmoid(x))] * scale, as

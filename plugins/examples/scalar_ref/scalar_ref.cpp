@@ -39,12 +39,15 @@ struct Context {
 #endif
 };
 
-Context& of(void* ctx) { return *static_cast<Context*>(ctx); }
+Context& of(void* ctx) {
+    return *static_cast<Context*>(ctx);
+}
 
 nnplug_status device_malloc(void* ctx, size_t bytes, void** ptr) {
     return sdk::fenced("malloc", [&] {
         void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);  // CANN aligns blocks to 64 bytes at least
-        if (p == nullptr) return sdk::fail(NNPLUG_ERR_OUT_OF_MEMORY, "no memory for " + std::to_string(bytes) + " bytes");
+        if (p == nullptr)
+            return sdk::fail(NNPLUG_ERR_OUT_OF_MEMORY, "no memory for " + std::to_string(bytes) + " bytes");
         std::lock_guard lock(of(ctx).mutex);
         of(ctx).allocations.insert(p);
         *ptr = p;
@@ -54,7 +57,8 @@ nnplug_status device_malloc(void* ctx, size_t bytes, void** ptr) {
 
 nnplug_status device_free(void* ctx, void* ptr) {
     std::lock_guard lock(of(ctx).mutex);
-    if (of(ctx).allocations.erase(ptr) == 0) return sdk::fail(NNPLUG_ERR_BAD_HANDLE, "not allocated by scalar_ref");
+    if (of(ctx).allocations.erase(ptr) == 0)
+        return sdk::fail(NNPLUG_ERR_BAD_HANDLE, "not allocated by scalar_ref");
     std::free(ptr);
     return NNPLUG_OK;
 }
@@ -81,7 +85,9 @@ nnplug_status stream_destroy(void*, void* stream) {
     return NNPLUG_OK;
 }
 
-nnplug_status stream_synchronize(void*, void*) { return NNPLUG_OK; }
+nnplug_status stream_synchronize(void*, void*) {
+    return NNPLUG_OK;
+}
 
 // ---- Walking a descriptor ---------------------------------------------------------------
 
@@ -162,7 +168,8 @@ using nnplug::bce_backward;
 
 void run_bce(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropy
     for_each_element(d, NNPLUG_BCE_OUT, [](const Position& at) {
-        return nnplug::bce_forward(at.load(NNPLUG_BCE_WEIGHT), at.load(NNPLUG_BCE_SELF), at.load(NNPLUG_BCE_TARGET));
+        return nnplug::bce_forward(at.load(NNPLUG_BCE_WEIGHT), at.load(NNPLUG_BCE_SELF),
+                                   at.load(NNPLUG_BCE_TARGET));
     });
 }
 
@@ -221,12 +228,21 @@ nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void*, 
         (void)ctx;
 #endif
         switch (desc->op) {
-        case NNPLUG_OP_BCE_FORWARD: run_bce(*desc); break;
-        case NNPLUG_OP_BCE_BACKWARD: run_bce_backward(*desc); break;
-        case NNPLUG_OP_BCE_WITH_LOGITS: run_with_logits(*desc); break;
-        case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD:
-        case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD: run_with_logits_backward(*desc); break;
-        default: return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "scalar_ref has no op " + std::to_string(desc->op));
+            case NNPLUG_OP_BCE_FORWARD:
+                run_bce(*desc);
+                break;
+            case NNPLUG_OP_BCE_BACKWARD:
+                run_bce_backward(*desc);
+                break;
+            case NNPLUG_OP_BCE_WITH_LOGITS:
+                run_with_logits(*desc);
+                break;
+            case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD:
+            case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD:
+                run_with_logits_backward(*desc);
+                break;
+            default:
+                return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "scalar_ref has no op " + std::to_string(desc->op));
         }
         return NNPLUG_OK;
     });
@@ -237,7 +253,8 @@ nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void*, 
 nnplug_status create(const nnplug_option* options, size_t option_count, int32_t, void** ctx) {
     return sdk::fenced("create", [&] {
         if (option_count > 0)  // scalar_ref declares no options, so the runtime passes none
-            return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, std::string("unknown option '") + options[0].key + "'");
+            return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT,
+                             std::string("unknown option '") + options[0].key + "'");
         *ctx = new Context;
         return NNPLUG_OK;
     });
@@ -248,10 +265,13 @@ void destroy(void* ctx) {
     delete static_cast<Context*>(ctx);
 }
 
-const char* soc_name(void*) { return "CPU"; }
+const char* soc_name(void*) {
+    return "CPU";
+}
 
 uint32_t dtype_mask(void*) {
-    return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
+    return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
 }
 
 const nnplug_device_i kDevice = [] {
@@ -303,4 +323,6 @@ const nnplug_plugin kPlugin = [] {
 
 }  // namespace
 
-extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) { return &kPlugin; }
+extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) {
+    return &kPlugin;
+}

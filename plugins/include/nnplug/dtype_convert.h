@@ -58,7 +58,9 @@ inline uint16_t f32_to_f16(float f) {
     return static_cast<uint16_t>(sign | (magnitude >> 13));
 }
 
-inline float bf16_to_f32(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+inline float bf16_to_f32(uint16_t b) {
+    return bits_float(static_cast<uint32_t>(b) << 16);
+}
 
 inline uint16_t f32_to_bf16(float f) {
     const uint32_t x = float_bits(f);
@@ -70,18 +72,27 @@ inline uint16_t f32_to_bf16(float f) {
 /* Reads element i of a buffer of the given nnplug_dtype as float32. */
 inline float load_as_f32(const void* base, int32_t dtype, int64_t i) {
     switch (dtype) {
-    case NNPLUG_DTYPE_F16: return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    case NNPLUG_DTYPE_BF16: return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
+        case NNPLUG_DTYPE_F16:
+            return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
+        case NNPLUG_DTYPE_BF16:
+            return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
+        default:
+            return static_cast<const float*>(base)[i];
     }
 }
 
 /* Writes a float32 into element i of a buffer of the given dtype, rounding to nearest even. */
 inline void store_from_f32(void* base, int32_t dtype, int64_t i, float v) {
     switch (dtype) {
-    case NNPLUG_DTYPE_F16: static_cast<uint16_t*>(base)[i] = f32_to_f16(v); break;
-    case NNPLUG_DTYPE_BF16: static_cast<uint16_t*>(base)[i] = f32_to_bf16(v); break;
-    default: static_cast<float*>(base)[i] = v; break;
+        case NNPLUG_DTYPE_F16:
+            static_cast<uint16_t*>(base)[i] = f32_to_f16(v);
+            break;
+        case NNPLUG_DTYPE_BF16:
+            static_cast<uint16_t*>(base)[i] = f32_to_bf16(v);
+            break;
+        default:
+            static_cast<float*>(base)[i] = v;
+            break;
     }
 }
 

@@ -9,10 +9,10 @@
 #define NNPLUG_OP_SLOTS_H
 
 typedef enum nnplug_op_kind {
-    NNPLUG_OP_BCE_FORWARD = 0, /* aclnnBinaryCrossEntropy */
-    NNPLUG_OP_BCE_BACKWARD = 1,                  /* aclnnBinaryCrossEntropyBackward */
-    NNPLUG_OP_BCE_WITH_LOGITS = 2,               /* aclnnBinaryCrossEntropyWithLogits */
-    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,      /* aclnnBinaryCrossEntropyWithLogitsBackward */
+    NNPLUG_OP_BCE_FORWARD = 0,                    /* aclnnBinaryCrossEntropy */
+    NNPLUG_OP_BCE_BACKWARD = 1,                   /* aclnnBinaryCrossEntropyBackward */
+    NNPLUG_OP_BCE_WITH_LOGITS = 2,                /* aclnnBinaryCrossEntropyWithLogits */
+    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,       /* aclnnBinaryCrossEntropyWithLogitsBackward */
     NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
 } nnplug_op_kind;
 
@@ -23,12 +23,18 @@ typedef enum nnplug_op_kind {
  * this header does not know. Configs name ops this way (per-op routing). */
 static inline const char* nnplug_op_api_name(int op) {
     switch (op) {
-    case NNPLUG_OP_BCE_FORWARD: return "aclnnBinaryCrossEntropy";
-    case NNPLUG_OP_BCE_BACKWARD: return "aclnnBinaryCrossEntropyBackward";
-    case NNPLUG_OP_BCE_WITH_LOGITS: return "aclnnBinaryCrossEntropyWithLogits";
-    case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD: return "aclnnBinaryCrossEntropyWithLogitsBackward";
-    case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD: return "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
-    default: return 0;
+        case NNPLUG_OP_BCE_FORWARD:
+            return "aclnnBinaryCrossEntropy";
+        case NNPLUG_OP_BCE_BACKWARD:
+            return "aclnnBinaryCrossEntropyBackward";
+        case NNPLUG_OP_BCE_WITH_LOGITS:
+            return "aclnnBinaryCrossEntropyWithLogits";
+        case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD:
+            return "aclnnBinaryCrossEntropyWithLogitsBackward";
+        case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD:
+            return "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
+        default:
+            return 0;
     }
 }
 
@@ -82,10 +88,10 @@ typedef enum nnplug_reduction {
 /* Attribute keys. The runtime derives SCALE and REDUCE_COUNT once, so no backend
  * re-derives an op's semantics. */
 typedef enum nnplug_attr_key {
-    NNPLUG_ATTR_REDUCTION = 1,    /* i64, nnplug_reduction */
-    NNPLUG_ATTR_SCALE = 2,        /* f64: the factor the op's result is multiplied by, 1/N
-                                     for mean and 1 otherwise; float32 kernels use (float)scale */
-    NNPLUG_ATTR_REDUCE_COUNT = 3, /* i64: N, the element count the mean divides by */
+    NNPLUG_ATTR_REDUCTION = 1,     /* i64, nnplug_reduction */
+    NNPLUG_ATTR_SCALE = 2,         /* f64: the factor the op's result is multiplied by, 1/N
+                                      for mean and 1 otherwise; float32 kernels use (float)scale */
+    NNPLUG_ATTR_REDUCE_COUNT = 3,  /* i64: N, the element count the mean divides by */
     NNPLUG_ATTR_PROMOTED_DTYPE = 4 /* i64, nnplug_dtype: the promoted type of the inputs that
                                       take part in promotion; an input that does not (the
                                       with-logits loss's weight and posWeight) is rounded to

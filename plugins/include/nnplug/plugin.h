@@ -118,10 +118,7 @@ typedef struct nnplug_tensor {
     int64_t storage_bytes;            /* bytes of storage from data on */
 } nnplug_tensor;
 
-typedef enum nnplug_attr_type {
-    NNPLUG_ATTR_I64 = 0,
-    NNPLUG_ATTR_F64 = 1
-} nnplug_attr_type;
+typedef enum nnplug_attr_type { NNPLUG_ATTR_I64 = 0, NNPLUG_ATTR_F64 = 1 } nnplug_attr_type;
 
 /* One attribute: a key of nnplug_attr_key (op_slots.h) and its value. */
 typedef struct nnplug_attr {
@@ -140,14 +137,14 @@ typedef struct nnplug_attr {
  * optional operands have flags without NNPLUG_OPERAND_PRESENT.
  */
 typedef struct nnplug_op_desc {
-    uint32_t struct_size;           /* sizeof(nnplug_op_desc) of the runtime that made it */
-    int32_t op;                     /* nnplug_op_kind */
-    int32_t ndim;                   /* 0..NNPLUG_MAX_DIMS, iteration rank */
-    int32_t operand_count;          /* slots in use, <= NNPLUG_MAX_OPERANDS */
-    int32_t attr_count;             /* attrs in use, <= NNPLUG_MAX_ATTRS */
-    int32_t reserved;               /* 0 */
-    int64_t dims[NNPLUG_MAX_DIMS];  /* iteration shape (coalesced) */
-    int64_t numel;                  /* product of dims, > 0 */
+    uint32_t struct_size;          /* sizeof(nnplug_op_desc) of the runtime that made it */
+    int32_t op;                    /* nnplug_op_kind */
+    int32_t ndim;                  /* 0..NNPLUG_MAX_DIMS, iteration rank */
+    int32_t operand_count;         /* slots in use, <= NNPLUG_MAX_OPERANDS */
+    int32_t attr_count;            /* attrs in use, <= NNPLUG_MAX_ATTRS */
+    int32_t reserved;              /* 0 */
+    int64_t dims[NNPLUG_MAX_DIMS]; /* iteration shape (coalesced) */
+    int64_t numel;                 /* product of dims, > 0 */
     nnplug_tensor operands[NNPLUG_MAX_OPERANDS];
     nnplug_attr attrs[NNPLUG_MAX_ATTRS];
 } nnplug_op_desc;
@@ -247,19 +244,26 @@ typedef struct nnplug_plugin {
 /* The entry symbol's type. */
 typedef const nnplug_plugin* (*nnplug_plugin_entry_fn)(void);
 
-static inline size_t nnplug_dtype_size(int32_t dtype) { return dtype == NNPLUG_DTYPE_F32 ? 4u : 2u; }
+static inline size_t nnplug_dtype_size(int32_t dtype) {
+    return dtype == NNPLUG_DTYPE_F32 ? 4u : 2u;
+}
 
 static inline const char* nnplug_dtype_name(int32_t dtype) {
     switch (dtype) {
-    case NNPLUG_DTYPE_F32: return "float32";
-    case NNPLUG_DTYPE_F16: return "float16";
-    case NNPLUG_DTYPE_BF16: return "bfloat16";
-    default: return "unknown";
+        case NNPLUG_DTYPE_F32:
+            return "float32";
+        case NNPLUG_DTYPE_F16:
+            return "float16";
+        case NNPLUG_DTYPE_BF16:
+            return "bfloat16";
+        default:
+            return "unknown";
     }
 }
 
 static inline int nnplug_operand_present(const nnplug_op_desc* desc, int slot) {
-    return slot >= 0 && slot < desc->operand_count && (desc->operands[slot].flags & NNPLUG_OPERAND_PRESENT) != 0;
+    return slot >= 0 && slot < desc->operand_count &&
+           (desc->operands[slot].flags & NNPLUG_OPERAND_PRESENT) != 0;
 }
 
 /* The attribute `key` of desc, or null when the call does not carry it. */

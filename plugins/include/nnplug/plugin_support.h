@@ -32,7 +32,9 @@ inline nnplug_status fail(nnplug_status status, std::string message) {
 }
 
 // The plugin table's last_error member.
-inline const char* last_error(void*) { return recent_error().c_str(); }
+inline const char* last_error(void*) {
+    return recent_error().c_str();
+}
 
 // Runs body() and turns any exception into a status with a message, so that nothing
 // crosses the C boundary: `return sdk::fenced("launch", [&] { ... return NNPLUG_OK; });`
@@ -90,11 +92,19 @@ Table table() {
 }
 
 // The operand at slot of desc (present or not).
-inline const nnplug_tensor& operand(const nnplug_op_desc& desc, int slot) { return desc.operands[slot]; }
+inline const nnplug_tensor& operand(const nnplug_op_desc& desc, int slot) {
+    return desc.operands[slot];
+}
 
-inline bool present(const nnplug_tensor& t) { return (t.flags & NNPLUG_OPERAND_PRESENT) != 0; }
-inline bool reduced(const nnplug_tensor& t) { return (t.flags & NNPLUG_OPERAND_REDUCED) != 0; }
-inline bool is_output(const nnplug_tensor& t) { return (t.flags & NNPLUG_OPERAND_OUTPUT) != 0; }
+inline bool present(const nnplug_tensor& t) {
+    return (t.flags & NNPLUG_OPERAND_PRESENT) != 0;
+}
+inline bool reduced(const nnplug_tensor& t) {
+    return (t.flags & NNPLUG_OPERAND_REDUCED) != 0;
+}
+inline bool is_output(const nnplug_tensor& t) {
+    return (t.flags & NNPLUG_OPERAND_OUTPUT) != 0;
+}
 
 // The reduction, the mean's scale and N of a call (defaults: none, 1, numel).
 inline int64_t reduction(const nnplug_op_desc& desc) {

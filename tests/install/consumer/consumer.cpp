@@ -21,8 +21,8 @@ int main() {
         tensors[i] = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, slots + i);
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
-    aclnnStatus status = aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(tensors[0], tensors[1], tensors[2], nullptr,
-                                                                         0, tensors[3], &workspace, &executor);
+    aclnnStatus status = aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
+        tensors[0], tensors[1], tensors[2], nullptr, 0, tensors[3], &workspace, &executor);
     if (status == ACLNN_SUCCESS) status = aclnnBinaryCrossEntropyBackward(nullptr, 0, executor, nullptr);
     aclrtSynchronizeStream(nullptr);
     aclrtMemcpy(host, sizeof host, device, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);

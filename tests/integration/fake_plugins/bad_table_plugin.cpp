@@ -49,8 +49,8 @@ const std::string kLongName(1000, 'x');
 // The last bytes of a readable page, followed by a page that cannot be read.
 const char* unterminated() {
     const long page = sysconf(_SC_PAGESIZE);
-    void* pages =
-        mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* pages = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (pages == MAP_FAILED) return "";
     char* end = static_cast<char*>(pages) + page;
     for (char* at = end - 16; at < end; ++at) *at = 'x';

@@ -16,4 +16,6 @@ struct VersionOneTable {
 const VersionOneTable kVersionOne = {1, 168, "oldabi", "built for ABI version 1"};
 }  // namespace
 
-extern "C" NNPLUG_EXPORT const void* nnplug_plugin_entry(void) { return &kVersionOne; }
+extern "C" NNPLUG_EXPORT const void* nnplug_plugin_entry(void) {
+    return &kVersionOne;
+}

@@ -20,4 +20,6 @@ const nnplug_plugin kPlugin = [] {
 
 }  // namespace
 
-extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) { return &kPlugin; }
+extern "C" NNPLUG_PLUGIN_EXPORT const nnplug_plugin* nnplug_plugin_entry(void) {
+    return &kPlugin;
+}

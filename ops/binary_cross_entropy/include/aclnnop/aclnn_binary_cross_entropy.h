@@ -10,9 +10,10 @@ extern "C" {
 
 /* l = -weight * (target * max(ln(self), -100) + (1 - target) * max(ln(1 - self), -100));
  * reduction 0: out = l, 1: out = mean(l), 2: out = sum(l). */
-ACLNN_API aclnnStatus aclnnBinaryCrossEntropyGetWorkspaceSize(
-    const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction,
-    aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnBinaryCrossEntropyGetWorkspaceSize(const aclTensor* self, const aclTensor* target,
+                                                              const aclTensor* weight, int64_t reduction,
+                                                              aclTensor* out, uint64_t* workspaceSize,
+                                                              aclOpExecutor** executor);
 
 ACLNN_API aclnnStatus aclnnBinaryCrossEntropy(void* workspace, uint64_t workspaceSize,
                                               aclOpExecutor* executor, aclrtStream stream);

@@ -15,8 +15,7 @@ ACLNN_API aclnnStatus aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
     aclOpExecutor** executor);
 
 ACLNN_API aclnnStatus aclnnBinaryCrossEntropyBackward(void* workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor* executor,
-                                                      aclrtStream stream);
+                                                      aclOpExecutor* executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,11 @@ extern "C" {
  * [* 1/N for mean]; out's dtype equals target's. */
 ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
     const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target,
-    const aclTensor* weightOptional, const aclTensor* posWeightOptional, int64_t reduction,
-    aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);
+    const aclTensor* weightOptional, const aclTensor* posWeightOptional, int64_t reduction, aclTensor* out,
+    uint64_t* workspaceSize, aclOpExecutor** executor);
 
 ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackward(void* workspace, uint64_t workspaceSize,
-                                                                aclOpExecutor* executor,
-                                                                aclrtStream stream);
+                                                                aclOpExecutor* executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

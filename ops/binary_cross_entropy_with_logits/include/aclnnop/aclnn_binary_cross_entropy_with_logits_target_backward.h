@@ -15,8 +15,7 @@ ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspac
     const aclTensor* weightOptional, const aclTensor* posWeightOptional, int64_t reduction,
     aclTensor* gradTarget, uint64_t* workspaceSize, aclOpExecutor** executor);
 
-ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackward(void* workspace,
-                                                                      uint64_t workspaceSize,
+ACLNN_API aclnnStatus aclnnBinaryCrossEntropyWithLogitsTargetBackward(void* workspace, uint64_t workspaceSize,
                                                                       aclOpExecutor* executor,
                                                                       aclrtStream stream);
 

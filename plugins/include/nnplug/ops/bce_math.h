@@ -16,10 +16,14 @@ constexpr float kBceEpsilon = 1e-12f;
 constexpr float kBceLogClamp = -100.0f;
 
 /* max(x, floor) that lets NaN through, as PyTorch's clamp_min does. */
-inline float clamp_below(float x, float floor) { return x < floor ? floor : x; }
+inline float clamp_below(float x, float floor) {
+    return x < floor ? floor : x;
+}
 
 /* The mean's factor 1/N, rounded once from double so that every backend uses the same float. */
-inline float bce_mean_scale(int64_t n) { return static_cast<float>(1.0 / static_cast<double>(n)); }
+inline float bce_mean_scale(int64_t n) {
+    return static_cast<float>(1.0 / static_cast<double>(n));
+}
 
 /* gradOutput * weight * (self - target) / max(self * (1 - self), eps) * scale */
 inline float bce_backward(float grad, float weight, float self, float target, float scale) {

@@ -12,7 +12,6 @@
 #define NNPLUG_BCE_WITH_LOGITS_MATH_H
 
 #include <math.h>
-
 #include <nnplug/ops/bce_math.h>
 
 #ifdef __cplusplus
@@ -21,8 +20,8 @@ namespace nnplug {
 /* log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), as its two parts. log(1 + e), not
  * log1p(e): PyTorch and CANN agree on it. */
 struct SoftplusParts {
-    float m;   /* max(-x, 0), NaN passing */
-    float sp;  /* log(1 + exp(-|x|)) */
+    float m;  /* max(-x, 0), NaN passing */
+    float sp; /* log(1 + exp(-|x|)) */
 };
 
 inline SoftplusParts softplus_parts(float x) {
@@ -43,7 +42,9 @@ inline float bce_with_logits_forward_pos(float x, float y, float w, float p) {
 }
 
 /* sigmoid(x) = 1 / (1 + exp(-x)): 0 for x below about -88 (exp overflows), 1 above 17. */
-inline float bce_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+inline float bce_sigmoid(float x) {
+    return 1.0f / (1.0f + expf(-x));
+}
 
 /* Gradient w.r.t. self without posWeight: ((s - y) * g) * w * scale */
 inline float bce_with_logits_backward(float g, float x, float y, float w, float scale) {

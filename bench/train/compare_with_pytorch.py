@@ -13,8 +13,8 @@ rows, forward, loss, backward and the optimizer step.
 
 The bound: an epoch must read every training row once (features, label and weight:
 4 * (D + 2) bytes a row), so no program trains faster than the STREAM triad bandwidth
-divided by those bytes. The triad is measured by nnplug_compare_bce (the bench/ target;
-build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads, in the same run, before each
+divided by those bytes. The triad is measured by nnplug_compare_bce (a bench/ target, built
+by default) on --threads threads, in the same run, before each
 case and after the last, and the median counts (a shared machine's bandwidth swings with
 its neighbours' load); nnplug's samples/s is printed as a share of that bound. Reading the
 rows in a shuffled order costs more than streaming them: nnplug_shuffled_gather (also in
@@ -125,8 +125,8 @@ def triad_gbs(args):
     """STREAM triad GB/s on args.threads threads, from nnplug_compare_bce's 64M float32 case."""
     program = pathlib.Path(args.triad_program)
     if not os.access(program, os.X_OK):
-        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
-                 "nnplug_compare_bce target, or pass --triad-program")
+        sys.exit(f"{program} is not an executable: build the nnplug_compare_bce target "
+                 "(bench/, left out only by -DNNPLUG_BUILD_BENCHMARKS=OFF), or pass --triad-program")
     result = subprocess.run([str(program), "--threads", str(args.threads), "--sizes", "64M", "--dtypes", "float32",
                              "--ops", "bce", "--reps", "5", "--markdown"],
                             check=True, capture_output=True, text=True)
@@ -147,8 +147,8 @@ def gather_rates(args, train_rows, step_sizes):
     size the rows/s of an epoch drawn and read in steps of that size, and the draw's seconds."""
     program = pathlib.Path(args.gather_program)
     if not os.access(program, os.X_OK):
-        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
-                 "nnplug_shuffled_gather target, or pass --gather-program")
+        sys.exit(f"{program} is not an executable: build the nnplug_shuffled_gather target "
+                 "(bench/, left out only by -DNNPLUG_BUILD_BENCHMARKS=OFF), or pass --gather-program")
     result = subprocess.run([str(program), "--rows", str(train_rows), "--features", str(args.features),
                              "--threads", str(args.threads), "--step-rows", *[str(b) for b in step_sizes]],
                             check=True, capture_output=True, text=True)

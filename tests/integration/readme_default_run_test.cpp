@@ -91,6 +91,19 @@ std::string fixed(double value, int digits) {
     return text;
 }
 
+// The command of tools/dev.sh's run_main_job that this test mirrors (with a scratch folder
+// for build/train_output/cpu); a change there must come here and to the README.
+TEST(ReadmeDefaultRun, MirrorsTheCommandOfToolsDevShRun) {
+    const std::string script = read_text(fs::path(NNPLUG_SOURCE_DIR) / "tools" / "dev.sh");
+    const size_t body = script.find("run_main_job() {");
+    ASSERT_NE(body, std::string::npos) << "no run_main_job in tools/dev.sh";
+    const std::string command = script.substr(body, script.find('}', body) - body);
+    EXPECT_NE(command.find("\"$BUILD_DIR/bin/nnplug_train\" --output \"$BUILD_DIR/train_output/cpu\"\n"),
+              std::string::npos)
+        << "tools/dev.sh run no longer runs what README.md's \"What the main job prints\" shows:\n"
+        << command;
+}
+
 TEST(ReadmeDefaultRun, PrintsWhatTheReadmeSays) {
     const fs::path folder = fs::temp_directory_path() / ("nnplug_readme_run_" + std::to_string(::getpid()));
     fs::remove_all(folder);

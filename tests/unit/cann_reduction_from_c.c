@@ -1,5 +1,5 @@
 /* CANN-style C code that names the reduction by CANN's enum Reduction, with every public
- * header included together (a clash between them would stop this file compiling). */
+ * header and the plugin SDK included together (a clash would stop this file compiling). */
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
 #include <aclnnop/aclnn_binary_cross_entropy.h>
@@ -7,6 +7,7 @@
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
+#include <nnplug/plugin.h>
 
 _Static_assert(None == 0 && Mean == 1 && Sum == 2, "CANN's enum Reduction values");
 

@@ -1,5 +1,5 @@
 // CANN's `enum Reduction` (aclnnop/aclnn_binary_cross_entropy.h) in code written as for CANN:
-// C (cann_reduction_from_c.c) and C++ with every public header and common library headers.
+// C (cann_reduction_from_c.c) and C++, with every public header, the plugin SDK and GoogleTest.
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
 #include <aclnnop/aclnn_binary_cross_entropy.h>
@@ -8,6 +8,8 @@
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
 #include <gtest/gtest.h>
+#include <nnplug/plugin.h>
+#include <nnplug/plugin_support.h>
 
 #include <cmath>
 #include <cstdint>

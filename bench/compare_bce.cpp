@@ -390,7 +390,7 @@ int report_targets(const std::vector<Target>& targets, bool check) {
     }
     if (unsteady_targets > 0)
         std::printf(
-            "Warning: %d of the ratios above rest on repetitions that disagree (see --max-spread); "
+            "Warning: unsteady repetitions (see --max-spread) behind %d of the ratios above; "
             "they are noise, not a measurement: rerun on a quiet machine.\n",
             unsteady_targets);
     return failures;
@@ -402,12 +402,7 @@ const Result* find(const std::vector<Result>& results, const BceCase& key) {
     return nullptr;
 }
 
-int run(const Options& options) {
-    unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
-    const int threads = options.threads > 0
-                            ? options.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    torch_set_threads(threads);
+void print_header(const Options& options, int threads) {
     std::string torch_note;
     const bool have_torch = torch_available(torch_note);
     const std::time_t now = std::time(nullptr);
@@ -419,9 +414,11 @@ int run(const Options& options) {
     std::printf("PyTorch: %s; triad and PyTorch run on the same thread count; best of %d repetitions\n\n",
                 have_torch ? "libtorch (C++)" : torch_note.c_str(), options.reps);
     std::fflush(stdout);
+}
 
+// The cases of the run: what the targets need with --check, else every family, dtype and size.
+std::vector<BceCase> cases_to_run(const Options& options, int64_t compare_numel) {
     std::vector<BceCase> cases;
-    const int64_t compare_numel = parse_size(options.compare_size);
     if (options.check) {
         if (selected(options, "bce"))
             cases = {{true, 0, ACL_FLOAT, 64 << 10},   {true, 0, ACL_FLOAT, compare_numel},
@@ -437,76 +434,60 @@ int run(const Options& options) {
                 for (const BceCase& c : family_cases(options, parse_dtype(dtype), parse_size(size)))
                     cases.push_back(c);
     }
+    return cases;
+}
 
-    std::vector<Result> results;
+// Every case on cpu_tbb, a progress line before each; a row whose ratios rest on unsteady
+// repetitions says so in its note. Returns the count of such rows.
+int measure_cases(const std::vector<BceCase>& cases, const Options& options, Triad& triad,
+                  Clock::time_point started, std::vector<Result>& results) {
     int unsteady_rows = 0;
-    const auto started = Clock::now();
-    SmallCall small;
-    small.c = {true, 0, ACL_FLOAT, 1024};
-    Triad triad(threads);
-    {
-        Session session("cpu_tbb", threads);
-        if (!session.ok()) {
-            std::fprintf(stderr, "cannot start cpu_tbb: %s\n", session.error().c_str());
-            return 2;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        progress(i + 1, cases.size(), case_label(cases[i]), started);
+        results.push_back(measure(cases[i], options, triad, !options.check || cases[i].numel == (64 << 10)));
+        Result& r = results.back();
+        if (const std::string shaky = unsteady(r, options.max_spread); !shaky.empty()) {
+            r.note += (r.note.empty() ? "" : "; ") + ("unsteady: " + shaky);
+            ++unsteady_rows;
         }
-        for (size_t i = 0; i < cases.size(); ++i) {
-            progress(i + 1, cases.size(), case_label(cases[i]), started);
-            results.push_back(
-                measure(cases[i], options, triad, !options.check || cases[i].numel == (64 << 10)));
-            Result& r = results.back();
-            if (const std::string shaky = unsteady(r, options.max_spread); !shaky.empty()) {
-                r.note += (r.note.empty() ? "" : "; ") + ("unsteady: " + shaky);
-                ++unsteady_rows;
-            }
-            if (!options.markdown) print_table({r}, false);
-            std::fflush(stdout);
-        }
-        if (!options.check) {
-            progress(cases.size(), cases.size(), "small calls (" + case_label(small.c) + ")", started);
-            small = measure_small_calls(small.c, options.small_calls);
-        }
+        if (!options.markdown) print_table({r}, false);
+        std::fflush(stdout);
     }
+    return unsteady_rows;
+}
 
-    // The second backend on the float32 backward of compare_size elements.
-    const BceCase compared{true, 0, ACL_FLOAT, compare_numel};
-    double compared_ratio = kNotMeasured;
-    std::string compared_unsteady;
-    const Result* own = find(results, compared);
-    if (!options.compare_backend.empty() && own != nullptr) {
-        Session session(options.compare_backend, threads);
-        if (session.ok()) {
-            progress(cases.size(), cases.size(), options.compare_backend + " " + case_label(compared),
-                     started);
-            const Result other = measure(compared, options, triad, false);
-            compared_unsteady = unsteady(
-                {{"cpu_tbb", &own->nnplug_runs}, {options.compare_backend.c_str(), &other.nnplug_runs}},
-                options.max_spread);
-            compared_ratio = own->nnplug / other.nnplug;
-            std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n",
-                        options.compare_backend.c_str(), op_label(compared).c_str(),
-                        dtype_name(compared.dtype).c_str(), size_label(compare_numel).c_str(),
-                        fixed(other.nnplug * 1e6, 1).c_str(),
-                        fixed(static_cast<double>(compare_numel) / other.nnplug * 1e-6, 1).c_str(),
-                        fixed(static_cast<double>(compare_numel) / own->nnplug * 1e-6, 1).c_str());
-        } else {
-            std::printf("\n%s skipped: %s\n", options.compare_backend.c_str(), session.error().c_str());
-        }
+// The second backend on `compared`, against cpu_tbb's result for it: elements/s over cpu_tbb's.
+struct BackendComparison {
+    double ratio = kNotMeasured;
+    std::string unsteady;
+};
+
+BackendComparison compare_backend(const Options& options, int threads, Triad& triad, const Result& own,
+                                  Clock::time_point started, size_t case_count) {
+    BackendComparison comparison;
+    const BceCase& compared = own.c;
+    Session session(options.compare_backend, threads);
+    if (!session.ok()) {
+        std::printf("\n%s skipped: %s\n", options.compare_backend.c_str(), session.error().c_str());
+        return comparison;
     }
+    progress(case_count, case_count, options.compare_backend + " " + case_label(compared), started);
+    const Result other = measure(compared, options, triad, false);
+    comparison.unsteady =
+        unsteady({{"cpu_tbb", &own.nnplug_runs}, {options.compare_backend.c_str(), &other.nnplug_runs}},
+                 options.max_spread);
+    comparison.ratio = own.nnplug / other.nnplug;
+    std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n",
+                options.compare_backend.c_str(), op_label(compared).c_str(),
+                dtype_name(compared.dtype).c_str(), size_label(compared.numel).c_str(),
+                fixed(other.nnplug * 1e6, 1).c_str(),
+                fixed(static_cast<double>(compared.numel) / other.nnplug * 1e-6, 1).c_str(),
+                fixed(static_cast<double>(compared.numel) / own.nnplug * 1e-6, 1).c_str());
+    return comparison;
+}
 
-    if (options.markdown) print_table(results, true);
-    if (unsteady_rows > 0)
-        std::printf(
-            "\nWarning: %d of %zu rows are unsteady: the two fastest of their %d repetitions differ by more "
-            "than %s%% on the sides named in the note column, so their ratios are noise (a busy machine).\n",
-            unsteady_rows, results.size(), options.reps, fixed(options.max_spread * 100, 0).c_str());
-    if (!std::isnan(small.median_us))
-        std::printf(
-            "\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
-            "median %s us, p90 %s us\n",
-            op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
-            options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
-
+std::vector<Target> targets_of(const std::vector<Result>& results, const Options& options,
+                               const BackendComparison& comparison) {
     // A case's GB/s over the triad's: skipped when the case was not run, not met when nnplug failed on it.
     const auto triad_target = [&](const BceCase& key, double minimum) {
         const Result* r = find(results, key);
@@ -525,18 +506,68 @@ int run(const Options& options) {
     if (in_cache)
         torch_target.unsteady = unsteady(
             {{"nnplug", &in_cache->nnplug_runs}, {"torch", &in_cache->torch_runs}}, options.max_spread);
-    const std::vector<Target> targets = {
+    return {
         triad_target({true, 0, ACL_FLOAT, 64 << 20}, 0.85),
         triad_target({false, 1, ACL_FLOAT, 64 << 20}, 0.80),
         triad_target({true, 0, ACL_FLOAT16, 64 << 20}, 0.75),
         triad_target({true, 0, ACL_BF16, 64 << 20}, 0.75),
         torch_target,
         {options.compare_backend + " over cpu_tbb elements/s, backward float32 " + options.compare_size,
-         compared_ratio, 0.25, "", compared_unsteady},
+         comparison.ratio, 0.25, "", comparison.unsteady},
         triad_target({true, 0, ACL_FLOAT, 64 << 20, true}, 0.85),
         triad_target({false, 1, ACL_FLOAT, 64 << 20, true}, 0.70),
     };
-    const int failures = report_targets(targets, options.check);
+}
+
+int run(const Options& options) {
+    unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    torch_set_threads(threads);
+    print_header(options, threads);
+    const int64_t compare_numel = parse_size(options.compare_size);
+    const std::vector<BceCase> cases = cases_to_run(options, compare_numel);
+
+    std::vector<Result> results;
+    int unsteady_rows = 0;
+    const auto started = Clock::now();
+    SmallCall small;
+    small.c = {true, 0, ACL_FLOAT, 1024};
+    Triad triad(threads);
+    {
+        Session session("cpu_tbb", threads);
+        if (!session.ok()) {
+            std::fprintf(stderr, "cannot start cpu_tbb: %s\n", session.error().c_str());
+            return 2;
+        }
+        unsteady_rows = measure_cases(cases, options, triad, started, results);
+        if (!options.check) {
+            progress(cases.size(), cases.size(), "small calls (" + case_label(small.c) + ")", started);
+            small = measure_small_calls(small.c, options.small_calls);
+        }
+    }
+
+    // The second backend on the float32 backward of compare_size elements.
+    BackendComparison comparison;
+    if (const Result* own = find(results, {true, 0, ACL_FLOAT, compare_numel});
+        !options.compare_backend.empty() && own != nullptr)
+        comparison = compare_backend(options, threads, triad, *own, started, cases.size());
+
+    if (options.markdown) print_table(results, true);
+    if (unsteady_rows > 0)
+        std::printf(
+            "\nWarning: %d of %zu rows are unsteady: the two fastest of their %d repetitions differ by more "
+            "than %s%% on the sides named in the note column, so their ratios are noise (a busy machine).\n",
+            unsteady_rows, results.size(), options.reps, fixed(options.max_spread * 100, 0).c_str());
+    if (!std::isnan(small.median_us))
+        std::printf(
+            "\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
+            "median %s us, p90 %s us\n",
+            op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
+            options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
+
+    const int failures = report_targets(targets_of(results, options, comparison), options.check);
     if (!std::isnan(small.median_us))
         std::printf("  %-62s %8s  <= 2.00  %s (absolute, reported only)\n", "1K two-phase call median, us",
                     fixed(small.median_us, 2).c_str(), small.median_us <= 2.0 ? "met" : "NOT MET");

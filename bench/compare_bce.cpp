@@ -6,6 +6,8 @@
 // bce_with_logits (aclnnBinaryCrossEntropyWithLogits, its Backward and TargetBackward,
 // without weight, and with a posWeight of [classes] broadcast against [N, classes]).
 // --check compares ratios (never absolute times) with the targets and fails below them.
+// A line per case on stderr shows progress; a ratio whose sides' repetitions disagree by
+// more than --max-spread is marked unsteady, and the run ends with a warning.
 #include <acl/acl.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -32,6 +34,7 @@
 #include "bce_call.h"
 #include "dtype_convert_simd.h"
 #include "naive_bce.h"
+#include "repeats.h"
 #include "stream_triad.h"
 #include "torch_bce.h"
 
@@ -55,6 +58,7 @@ struct Options {
     bool check = false;
     bool markdown = false;
     double min_seconds = 0.05;
+    double max_spread = 0.10;
 };
 
 int64_t parse_size(const std::string& text) {
@@ -199,12 +203,26 @@ private:
 
 struct Result {
     BceCase c;
+    Repeats nnplug_runs, triad_runs, naive_runs, torch_runs;
     double nnplug = kNotMeasured, triad = kNotMeasured, naive = kNotMeasured,
-           torch = kNotMeasured;  // s per call
+           torch = kNotMeasured;  // s per call, the best repetition
     std::string note;
     double nnplug_gbs() const { return static_cast<double>(bytes_moved(c)) / nnplug * 1e-9; }
     double triad_gbs() const { return static_cast<double>(c.numel * kTriadBytesPerElement) / triad * 1e-9; }
 };
+
+std::string case_label(const BceCase& c) {
+    return op_label(c) + " " + dtype_name(c.dtype) + " " + elements_label(c);
+}
+
+// "[ 3/60]  12 s  backward none float32 64M" on stderr before each case is measured, so a
+// long run shows where it is without disturbing the table on stdout.
+void progress(size_t index, size_t count, const std::string& what, Clock::time_point started) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    std::fprintf(stderr, "[%*zu/%zu] %5.0f s  %s\n", static_cast<int>(std::to_string(count).size()), index,
+                 count, elapsed, what.c_str());
+    std::fflush(stderr);
+}
 
 Result measure(const BceCase& c, const Options& options, Triad& triad, bool with_baselines) {
     Result result;
@@ -223,19 +241,20 @@ Result measure(const BceCase& c, const Options& options, Triad& triad, bool with
     }
     triad.resize(c.numel);
     for (int rep = 0; rep < options.reps; ++rep) {
-        const auto best = [](double& slot, double value) {
-            slot = std::isnan(slot) ? value : std::min(slot, value);
-        };
-        best(result.triad, seconds_per_call([&] { triad.run(c.numel); }, options.min_seconds));
-        best(result.nnplug, seconds_per_call([&] { device.call(); }, options.min_seconds));
+        result.triad_runs.add(seconds_per_call([&] { triad.run(c.numel); }, options.min_seconds));
+        result.nnplug_runs.add(seconds_per_call([&] { device.call(); }, options.min_seconds));
         if (!with_baselines) continue;
         // The naive loop is slow on large cases and needs no more than a few tries; so does
         // PyTorch once a call takes longer than kSlowCall (its composite with-logits ops).
         if (rep < 2 || c.numel <= (1 << 20))
-            best(result.naive, seconds_per_call([&] { naive_bce(c, host); }, options.min_seconds));
-        if (torch && (rep < 2 || result.torch < kSlowCall))
-            best(result.torch, seconds_per_call([&] { torch->call(); }, options.min_seconds));
+            result.naive_runs.add(seconds_per_call([&] { naive_bce(c, host); }, options.min_seconds));
+        if (torch && (rep < 2 || result.torch_runs.best() < kSlowCall))
+            result.torch_runs.add(seconds_per_call([&] { torch->call(); }, options.min_seconds));
     }
+    result.triad = result.triad_runs.best();
+    result.nnplug = result.nnplug_runs.best();
+    result.naive = result.naive_runs.best();
+    result.torch = result.torch_runs.best();
     return result;
 }
 
@@ -269,6 +288,27 @@ std::string fixed(double value, int digits) {
     char text[64];
     std::snprintf(text, sizeof text, "%.*f", digits, value);
     return text;
+}
+
+// "triad 23%, nnplug 12%": the measured sides among `sides` whose best repetition is not
+// reproduced within max_spread; empty when every ratio built on them can be trusted.
+std::string unsteady(std::initializer_list<std::pair<const char*, const Repeats*>> sides, double max_spread) {
+    std::string text;
+    for (const auto& [name, runs] : sides) {
+        if (runs->count() == 0 || runs->steady(max_spread)) continue;
+        const double spread = runs->spread();
+        text += (text.empty() ? "" : ", ") + std::string(name) + " " +
+                (std::isnan(spread) ? "one repetition" : fixed(spread * 100, 0) + "%");
+    }
+    return text;
+}
+
+std::string unsteady(const Result& r, double max_spread) {
+    return unsteady({{"nnplug", &r.nnplug_runs},
+                     {"triad", &r.triad_runs},
+                     {"naive", &r.naive_runs},
+                     {"torch", &r.torch_runs}},
+                    max_spread);
 }
 
 std::string cpu_model() {
@@ -326,23 +366,33 @@ struct Target {
     double value;
     double minimum;
     std::string failure = {};
+    std::string unsteady = {};  // the sides whose repetitions disagree (see unsteady())
 };
 
 int report_targets(const std::vector<Target>& targets, bool check) {
     int failures = 0;
+    int unsteady_targets = 0;
     std::printf("\n%s\n", check ? "Checks (ratios only):" : "Targets:");
     for (const Target& t : targets) {
         const bool failed = !t.failure.empty();
         const bool skipped = !failed && std::isnan(t.value);
         const bool met = !failed && !skipped && t.value >= t.minimum;
         if (!skipped && !met) ++failures;
-        std::printf("  %-62s %8s  >= %-5s %s\n", t.what.c_str(), fixed(t.value, 2).c_str(),
+        const bool shaky = !skipped && !failed && !t.unsteady.empty();
+        if (shaky) ++unsteady_targets;
+        std::printf("  %-62s %8s  >= %-5s %s%s\n", t.what.c_str(), fixed(t.value, 2).c_str(),
                     fixed(t.minimum, 2).c_str(),
                     failed    ? ("NOT MET (" + t.failure + ")").c_str()
                     : skipped ? "skipped"
                     : met     ? "met"
-                              : "NOT MET");
+                              : "NOT MET",
+                    shaky ? (", unsteady: " + t.unsteady).c_str() : "");
     }
+    if (unsteady_targets > 0)
+        std::printf(
+            "Warning: unsteady repetitions (see --max-spread) behind %d of the ratios above; "
+            "they are noise, not a measurement: rerun on a quiet machine.\n",
+            unsteady_targets);
     return failures;
 }
 
@@ -352,12 +402,7 @@ const Result* find(const std::vector<Result>& results, const BceCase& key) {
     return nullptr;
 }
 
-int run(const Options& options) {
-    unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
-    const int threads = options.threads > 0
-                            ? options.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    torch_set_threads(threads);
+void print_header(const Options& options, int threads) {
     std::string torch_note;
     const bool have_torch = torch_available(torch_note);
     const std::time_t now = std::time(nullptr);
@@ -369,9 +414,11 @@ int run(const Options& options) {
     std::printf("PyTorch: %s; triad and PyTorch run on the same thread count; best of %d repetitions\n\n",
                 have_torch ? "libtorch (C++)" : torch_note.c_str(), options.reps);
     std::fflush(stdout);
+}
 
+// The cases of the run: what the targets need with --check, else every family, dtype and size.
+std::vector<BceCase> cases_to_run(const Options& options, int64_t compare_numel) {
     std::vector<BceCase> cases;
-    const int64_t compare_numel = parse_size(options.compare_size);
     if (options.check) {
         if (selected(options, "bce"))
             cases = {{true, 0, ACL_FLOAT, 64 << 10},   {true, 0, ACL_FLOAT, compare_numel},
@@ -387,8 +434,104 @@ int run(const Options& options) {
                 for (const BceCase& c : family_cases(options, parse_dtype(dtype), parse_size(size)))
                     cases.push_back(c);
     }
+    return cases;
+}
+
+// Every case on cpu_tbb, a progress line before each; a row whose ratios rest on unsteady
+// repetitions says so in its note. Returns the count of such rows.
+int measure_cases(const std::vector<BceCase>& cases, const Options& options, Triad& triad,
+                  Clock::time_point started, std::vector<Result>& results) {
+    int unsteady_rows = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        progress(i + 1, cases.size(), case_label(cases[i]), started);
+        results.push_back(measure(cases[i], options, triad, !options.check || cases[i].numel == (64 << 10)));
+        Result& r = results.back();
+        if (const std::string shaky = unsteady(r, options.max_spread); !shaky.empty()) {
+            r.note += (r.note.empty() ? "" : "; ") + ("unsteady: " + shaky);
+            ++unsteady_rows;
+        }
+        if (!options.markdown) print_table({r}, false);
+        std::fflush(stdout);
+    }
+    return unsteady_rows;
+}
+
+// The second backend on `compared`, against cpu_tbb's result for it: elements/s over cpu_tbb's.
+struct BackendComparison {
+    double ratio = kNotMeasured;
+    std::string unsteady;
+};
+
+BackendComparison compare_backend(const Options& options, int threads, Triad& triad, const Result& own,
+                                  Clock::time_point started, size_t case_count) {
+    BackendComparison comparison;
+    const BceCase& compared = own.c;
+    Session session(options.compare_backend, threads);
+    if (!session.ok()) {
+        std::printf("\n%s skipped: %s\n", options.compare_backend.c_str(), session.error().c_str());
+        return comparison;
+    }
+    progress(case_count, case_count, options.compare_backend + " " + case_label(compared), started);
+    const Result other = measure(compared, options, triad, false);
+    comparison.unsteady =
+        unsteady({{"cpu_tbb", &own.nnplug_runs}, {options.compare_backend.c_str(), &other.nnplug_runs}},
+                 options.max_spread);
+    comparison.ratio = own.nnplug / other.nnplug;
+    std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n",
+                options.compare_backend.c_str(), op_label(compared).c_str(),
+                dtype_name(compared.dtype).c_str(), size_label(compared.numel).c_str(),
+                fixed(other.nnplug * 1e6, 1).c_str(),
+                fixed(static_cast<double>(compared.numel) / other.nnplug * 1e-6, 1).c_str(),
+                fixed(static_cast<double>(compared.numel) / own.nnplug * 1e-6, 1).c_str());
+    return comparison;
+}
+
+std::vector<Target> targets_of(const std::vector<Result>& results, const Options& options,
+                               const BackendComparison& comparison) {
+    // A case's GB/s over the triad's: skipped when the case was not run, not met when nnplug failed on it.
+    const auto triad_target = [&](const BceCase& key, double minimum) {
+        const Result* r = find(results, key);
+        Target target{op_label(key) + " " + dtype_name(key.dtype) + " " + size_label(key.numel) +
+                          ": GB/s over triad GB/s",
+                      r ? r->nnplug_gbs() / r->triad_gbs() : kNotMeasured, minimum};
+        if (r && std::isnan(r->nnplug)) target.failure = "nnplug failed";
+        if (r)
+            target.unsteady =
+                unsteady({{"nnplug", &r->nnplug_runs}, {"triad", &r->triad_runs}}, options.max_spread);
+        return target;
+    };
+    const Result* in_cache = find(results, {true, 0, ACL_FLOAT, 64 << 10});
+    const double torch_speedup = in_cache ? in_cache->torch / in_cache->nnplug : kNotMeasured;
+    Target torch_target{"backward none float32 64K: PyTorch time over nnplug time", torch_speedup, 3.0};
+    if (in_cache)
+        torch_target.unsteady = unsteady(
+            {{"nnplug", &in_cache->nnplug_runs}, {"torch", &in_cache->torch_runs}}, options.max_spread);
+    return {
+        triad_target({true, 0, ACL_FLOAT, 64 << 20}, 0.85),
+        triad_target({false, 1, ACL_FLOAT, 64 << 20}, 0.80),
+        triad_target({true, 0, ACL_FLOAT16, 64 << 20}, 0.75),
+        triad_target({true, 0, ACL_BF16, 64 << 20}, 0.75),
+        torch_target,
+        {options.compare_backend + " over cpu_tbb elements/s, backward float32 " + options.compare_size,
+         comparison.ratio, 0.25, "", comparison.unsteady},
+        triad_target({true, 0, ACL_FLOAT, 64 << 20, true}, 0.85),
+        triad_target({false, 1, ACL_FLOAT, 64 << 20, true}, 0.70),
+    };
+}
+
+int run(const Options& options) {
+    unsetenv("NNPLUG_BACKEND");  // the driver names each backend itself
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    torch_set_threads(threads);
+    print_header(options, threads);
+    const int64_t compare_numel = parse_size(options.compare_size);
+    const std::vector<BceCase> cases = cases_to_run(options, compare_numel);
 
     std::vector<Result> results;
+    int unsteady_rows = 0;
+    const auto started = Clock::now();
     SmallCall small;
     small.c = {true, 0, ACL_FLOAT, 1024};
     Triad triad(threads);
@@ -398,35 +541,25 @@ int run(const Options& options) {
             std::fprintf(stderr, "cannot start cpu_tbb: %s\n", session.error().c_str());
             return 2;
         }
-        for (const BceCase& c : cases) {
-            results.push_back(measure(c, options, triad, !options.check || c.numel == (64 << 10)));
-            if (!options.markdown) print_table({results.back()}, false);
-            std::fflush(stdout);
+        unsteady_rows = measure_cases(cases, options, triad, started, results);
+        if (!options.check) {
+            progress(cases.size(), cases.size(), "small calls (" + case_label(small.c) + ")", started);
+            small = measure_small_calls(small.c, options.small_calls);
         }
-        if (!options.check) small = measure_small_calls(small.c, options.small_calls);
     }
 
     // The second backend on the float32 backward of compare_size elements.
-    const BceCase compared{true, 0, ACL_FLOAT, compare_numel};
-    double compared_ratio = kNotMeasured;
-    const Result* own = find(results, compared);
-    if (!options.compare_backend.empty() && own != nullptr) {
-        Session session(options.compare_backend, threads);
-        if (session.ok()) {
-            const Result other = measure(compared, options, triad, false);
-            compared_ratio = own->nnplug / other.nnplug;
-            std::printf("\n%s, %s %s %s: %s us/call, %s Melem/s; cpu_tbb %s Melem/s\n",
-                        options.compare_backend.c_str(), op_label(compared).c_str(),
-                        dtype_name(compared.dtype).c_str(), size_label(compare_numel).c_str(),
-                        fixed(other.nnplug * 1e6, 1).c_str(),
-                        fixed(static_cast<double>(compare_numel) / other.nnplug * 1e-6, 1).c_str(),
-                        fixed(static_cast<double>(compare_numel) / own->nnplug * 1e-6, 1).c_str());
-        } else {
-            std::printf("\n%s skipped: %s\n", options.compare_backend.c_str(), session.error().c_str());
-        }
-    }
+    BackendComparison comparison;
+    if (const Result* own = find(results, {true, 0, ACL_FLOAT, compare_numel});
+        !options.compare_backend.empty() && own != nullptr)
+        comparison = compare_backend(options, threads, triad, *own, started, cases.size());
 
     if (options.markdown) print_table(results, true);
+    if (unsteady_rows > 0)
+        std::printf(
+            "\nWarning: %d of %zu rows are unsteady: the two fastest of their %d repetitions differ by more "
+            "than %s%% on the sides named in the note column, so their ratios are noise (a busy machine).\n",
+            unsteady_rows, results.size(), options.reps, fixed(options.max_spread * 100, 0).c_str());
     if (!std::isnan(small.median_us))
         std::printf(
             "\nSmall call, %s %s %s, full two-phase call (GetWorkspaceSize, run, synchronize) over %d calls: "
@@ -434,29 +567,7 @@ int run(const Options& options) {
             op_label(small.c).c_str(), dtype_name(small.c.dtype).c_str(), size_label(small.c.numel).c_str(),
             options.small_calls, fixed(small.median_us, 2).c_str(), fixed(small.p90_us, 2).c_str());
 
-    // A case's GB/s over the triad's: skipped when the case was not run, not met when nnplug failed on it.
-    const auto triad_target = [&](const BceCase& key, double minimum) {
-        const Result* r = find(results, key);
-        Target target{op_label(key) + " " + dtype_name(key.dtype) + " " + size_label(key.numel) +
-                          ": GB/s over triad GB/s",
-                      r ? r->nnplug_gbs() / r->triad_gbs() : kNotMeasured, minimum};
-        if (r && std::isnan(r->nnplug)) target.failure = "nnplug failed";
-        return target;
-    };
-    const Result* in_cache = find(results, {true, 0, ACL_FLOAT, 64 << 10});
-    const double torch_speedup = in_cache ? in_cache->torch / in_cache->nnplug : kNotMeasured;
-    const std::vector<Target> targets = {
-        triad_target({true, 0, ACL_FLOAT, 64 << 20}, 0.85),
-        triad_target({false, 1, ACL_FLOAT, 64 << 20}, 0.80),
-        triad_target({true, 0, ACL_FLOAT16, 64 << 20}, 0.75),
-        triad_target({true, 0, ACL_BF16, 64 << 20}, 0.75),
-        {"backward none float32 64K: PyTorch time over nnplug time", torch_speedup, 3.0},
-        {options.compare_backend + " over cpu_tbb elements/s, backward float32 " + options.compare_size,
-         compared_ratio, 0.25},
-        triad_target({true, 0, ACL_FLOAT, 64 << 20, true}, 0.85),
-        triad_target({false, 1, ACL_FLOAT, 64 << 20, true}, 0.70),
-    };
-    const int failures = report_targets(targets, options.check);
+    const int failures = report_targets(targets_of(results, options, comparison), options.check);
     if (!std::isnan(small.median_us))
         std::printf("  %-62s %8s  <= 2.00  %s (absolute, reported only)\n", "1K two-phase call median, us",
                     fixed(small.median_us, 2).c_str(), small.median_us <= 2.0 ? "met" : "NOT MET");
@@ -486,6 +597,10 @@ int main(int argc, char** argv) {
     app.add_option("--small-calls", options.small_calls, "single 1K calls timed for the median")
         ->check(CLI::PositiveNumber);
     app.add_option("--min-seconds", options.min_seconds, "time per measurement of one repetition");
+    app.add_option("--max-spread", options.max_spread,
+                   "largest relative gap between the two fastest repetitions of a ratio's sides before the "
+                   "ratio is marked unsteady")
+        ->check(CLI::NonNegativeNumber);
     app.add_flag("--check", options.check,
                  "measure only what the targets need; exit 1 if a ratio is below its target");
     app.add_flag("--markdown", options.markdown, "print the results as one Markdown table");

@@ -13,8 +13,8 @@ rows, forward, loss, backward and the optimizer step.
 
 The bound: an epoch must read every training row once (features, label and weight:
 4 * (D + 2) bytes a row), so no program trains faster than the STREAM triad bandwidth
-divided by those bytes. The triad is measured by nnplug_compare_bce (the bench/ target;
-build with -DNNPLUG_BUILD_BENCHMARKS=ON) on --threads threads, in the same run, before each
+divided by those bytes. The triad is measured by nnplug_compare_bce (a bench/ target, built
+by default) on --threads threads, in the same run, before each
 case and after the last, and the median counts (a shared machine's bandwidth swings with
 its neighbours' load); nnplug's samples/s is printed as a share of that bound. Reading the
 rows in a shuffled order costs more than streaming them: nnplug_shuffled_gather (also in
@@ -26,6 +26,9 @@ of the batch size, every thread joining at each step's end (a step needs the wei
 one before); the last column is nnplug's samples/s as a share of that.
 
 A benchmark, not a test: it prints one Markdown table (and --json writes the numbers).
+A line on stderr before and after each case shows progress; a rate whose two fastest runs
+differ by more than --max-spread, or a triad that swung more than that through the run, is
+named in a warning after the table: the ratios built on it are noise.
 
   bench/train/compare_with_pytorch.py --program build/bin/nnplug_train --threads 2
 """
@@ -43,6 +46,14 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def spread(rates):
+    """(fastest - second fastest) / fastest of repeated rates; None with fewer than two."""
+    if len(rates) < 2:
+        return None
+    fastest, second = sorted(rates, reverse=True)[:2]
+    return (fastest - second) / fastest
 
 
 def nnplug_run(args, case, output):
@@ -125,8 +136,8 @@ def triad_gbs(args):
     """STREAM triad GB/s on args.threads threads, from nnplug_compare_bce's 64M float32 case."""
     program = pathlib.Path(args.triad_program)
     if not os.access(program, os.X_OK):
-        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
-                 "nnplug_compare_bce target, or pass --triad-program")
+        sys.exit(f"{program} is not an executable: build the nnplug_compare_bce target "
+                 "(bench/, left out only by -DNNPLUG_BUILD_BENCHMARKS=OFF), or pass --triad-program")
     result = subprocess.run([str(program), "--threads", str(args.threads), "--sizes", "64M", "--dtypes", "float32",
                              "--ops", "bce", "--reps", "5", "--markdown"],
                             check=True, capture_output=True, text=True)
@@ -147,8 +158,8 @@ def gather_rates(args, train_rows, step_sizes):
     size the rows/s of an epoch drawn and read in steps of that size, and the draw's seconds."""
     program = pathlib.Path(args.gather_program)
     if not os.access(program, os.X_OK):
-        sys.exit(f"{program} is not an executable: configure with -DNNPLUG_BUILD_BENCHMARKS=ON, build the "
-                 "nnplug_shuffled_gather target, or pass --gather-program")
+        sys.exit(f"{program} is not an executable: build the nnplug_shuffled_gather target "
+                 "(bench/, left out only by -DNNPLUG_BUILD_BENCHMARKS=OFF), or pass --gather-program")
     result = subprocess.run([str(program), "--rows", str(train_rows), "--features", str(args.features),
                              "--threads", str(args.threads), "--step-rows", *[str(b) for b in step_sizes]],
                             check=True, capture_output=True, text=True)
@@ -193,6 +204,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="nnplug's host and backend threads, and the triad's")
     parser.add_argument("--torch-threads", default="1,2", help="PyTorch intra-op thread counts; the best one counts")
     parser.add_argument("--json", default="", help="also write the numbers to this file")
+    parser.add_argument("--max-spread", type=float, default=0.10,
+                        help="largest relative gap between a side's two fastest runs before its ratio is "
+                             "reported as unsteady")
     args = parser.parse_args()
     if not os.access(args.program, os.X_OK):
         sys.exit(f"{args.program} is not an executable: build nnplug_train first or pass --program")
@@ -226,24 +240,36 @@ def main():
               "no comparison", file=sys.stderr)
 
     results = []
-    for case in cases:
+    unsteady = []
+    started = time.monotonic()
+    for index, case in enumerate(cases, 1):
+        model = f"MLP [{case['hidden']}]" if case["hidden"] else "logistic regression"
+        print(f"[{index}/{len(cases)}] {time.monotonic() - started:.0f} s  {model}, batch {case['batch']}",
+              file=sys.stderr, flush=True)
         measure_bound()
-        ours = 0.0
+        our_runs = []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as output:
                 rate, our_accuracy, backend = nnplug_run(args, case, output)
-                ours = max(ours, rate)
-        best, best_threads, by_threads, version = 0.0, 0, {}, ""
+                our_runs.append(rate)
+        ours = max(our_runs)
+        best, best_threads, by_threads, version, best_runs = 0.0, 0, {}, "", []
         if data is not None:
             for threads in sorted({int(t) for t in args.torch_threads.split(",")}):
-                theirs = 0.0
+                their_runs = []
                 for _ in range(args.repeat):
                     rate, their_accuracy, version = torch_run(args, case, data, threads)
-                    theirs = max(theirs, rate)
+                    their_runs.append(rate)
+                theirs = max(their_runs)
                 by_threads[threads] = (theirs, their_accuracy)
                 if theirs > best:
-                    best, best_threads = theirs, threads
-        results.append({"model": f"MLP [{case['hidden']}]" if case["hidden"] else "logistic regression",
+                    best, best_threads, best_runs = theirs, threads, their_runs
+        for side, runs in (("nnplug_train", our_runs), ("PyTorch", best_runs)):
+            gap = spread(runs)
+            if runs and (gap is None or gap > args.max_spread):
+                unsteady.append(f"{model}, batch {case['batch']}: {side}'s two fastest runs "
+                                + ("cannot be compared (one run)" if gap is None else f"differ by {gap:.0%}"))
+        results.append({"model": model,
                         "batch": case["batch"], "epochs": case["epochs"], "nnplug": ours,
                         "nnplug_accuracy": our_accuracy, "torch": best, "torch_threads": best_threads,
                         "torch_by_threads": {str(t): v for t, v in by_threads.items()},
@@ -288,6 +314,13 @@ def main():
         ratio_text = f"{r['ratio']:.1f}" if r["ratio"] else "-"
         print(f"| {r['model']} | {r['batch']} | {r['nnplug'] / 1e6:.2f} M | {torch_text} | {ratio_text} | "
               f"{r['share_of_bound']:.2f} | {r['share_of_least_epoch']:.2f} |")
+    triad_swing = (max(triads) - min(triads)) / gbs
+    if triad_swing > args.max_spread:
+        unsteady.append(f"the triad swung by {triad_swing:.0%} of its median through the run, so the bound moved "
+                        "with it")
+    if unsteady:
+        print(f"\nWarning: unsteady measurements (more than {args.max_spread:.0%} apart; a busy machine), "
+              "the ratios built on them are noise:\n" + "\n".join(f"- {u}" for u in unsteady))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"date": date, "triad_gbs": gbs, "bound": bound,
                                                        "bound_samples": [list(sample) for sample in samples],

@@ -10,6 +10,6 @@ namespace nnplug::bench {
 void triad_range(float* a, const float* b, const float* c, float s, int64_t begin, int64_t end);
 
 // Bytes the triad moves per element, counted as STREAM counts them (two reads, one write).
-constexpr int64_t kTriadBytesPerElement = 3 * 4;
+constexpr int64_t kTriadBytesPerElement = int64_t{3} * 4;
 
 }  // namespace nnplug::bench

@@ -23,7 +23,9 @@ NNPLUG_SUBCOMMANDS(NNPLUG_DECLARE_SUBCOMMAND)
 #undef NNPLUG_DECLARE_SUBCOMMAND
 }  // namespace nnplug::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command_line(int argc, char** argv) {
     CLI::App app{"nnplug: the CANN operator API runtime with pluggable backends"};
     app.set_version_flag("--version", std::string("nnplug ") + NNPLUG_VERSION + " (plugin ABI version " +
                                           std::to_string(NNPLUG_PLUGIN_ABI_VERSION) + ")");
@@ -34,12 +36,22 @@ int main(int argc, char** argv) {
     NNPLUG_SUBCOMMANDS(NNPLUG_ADD_SUBCOMMAND)
 #undef NNPLUG_ADD_SUBCOMMAND
     CLI11_PARSE(app, argc, argv);
+    for (const auto& command : commands)
+        if (command.subcommand->parsed()) return command.run();
+    return 2;
+}
+
+}  // namespace
+
+// No exception leaves main: whatever a command throws (a plugin's message, an allocation that
+// fails) ends the program with its text and exit code 2.
+int main(int argc, char** argv) {
     try {
-        for (const auto& command : commands)
-            if (command.subcommand->parsed()) return command.run();
+        return run_command_line(argc, argv);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "nnplug: %s\n", error.what());
-        return 2;
+    } catch (...) {
+        std::fprintf(stderr, "nnplug: an unknown exception\n");
     }
     return 2;
 }

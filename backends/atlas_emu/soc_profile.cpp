@@ -4,7 +4,7 @@ namespace nnplug::emu {
 namespace {
 
 constexpr int64_t kKiB = 1024;
-constexpr int64_t kGiB = 1024 * 1024 * 1024;
+constexpr int64_t kGiB = kKiB * 1024 * 1024;
 
 // Defaults from public material:
 //  - core counts and UB sizes: the SoC descriptions CANN ships for its tiling

@@ -46,9 +46,111 @@ double gather_rows(const train::RowTable& data, const train::LabelBits& labels, 
     return total;
 }
 
-}  // namespace
+// The data set, the arena and the buffers one run measures with.
+struct GatherBench {
+    int64_t rows, features;
+    int threads, reps;
+    train::RowTable data;
+    train::LabelBits labels;
+    const float weights[2] = {0.75f, 1.25f};
+    std::vector<float> w, logits;
+    tbb::task_arena arena;
 
-int main(int argc, char** argv) {
+    GatherBench(int64_t rows_, int64_t features_, int threads_, int reps_, std::mt19937_64& random)
+        : rows(rows_),
+          features(features_),
+          threads(threads_),
+          reps(reps_),
+          data(rows_, features_),
+          labels(rows_),
+          w(static_cast<size_t>(features_), 0.5f),
+          logits(static_cast<size_t>(rows_)),
+          arena(threads_) {
+        std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+        for (int64_t i = 0; i < rows; ++i) {
+            for (int64_t j = 0; j < features; ++j) data.row(i)[j] = uniform(random);
+            if (random() & 1) labels.set(i);
+        }
+    }
+
+    double gather(const std::vector<int64_t>& order, int64_t begin, int64_t end, int64_t ahead_end) {
+        return gather_rows(data, labels, weights, order.data(), begin, end, ahead_end, w.data(),
+                           logits.data());
+    }
+
+    // One epoch over `order` in one parallel read.
+    double read_epoch(const std::vector<int64_t>& order) {
+        return arena.execute([&] {
+            return tbb::parallel_reduce(
+                tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
+                [&](const tbb::blocked_range<int64_t>& r, double sum) {
+                    return sum + gather(order, r.begin(), r.end(), rows);
+                },
+                [](double a, double b) { return a + b; }, tbb::static_partitioner());
+        });
+    }
+
+    // One epoch over `order` step by step, each step cut into chunks as the trainer cuts it.
+    double read_epoch_in_steps(const std::vector<int64_t>& order, int64_t step_rows) {
+        const int64_t chunk_rows =
+            std::min(step_rows, train::chunk_shards(step_rows, threads, true) * train::shard_rows(step_rows));
+        double total = 0;
+        for (int64_t first = 0; first < rows; first += step_rows) {
+            const int64_t last = std::min(rows, first + step_rows);
+            total += arena.execute([&] {
+                return tbb::parallel_reduce(
+                    tbb::blocked_range<int64_t>(0, (last - first + chunk_rows - 1) / chunk_rows, 1), 0.0,
+                    [&](const tbb::blocked_range<int64_t>& r, double sum) {
+                        for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) {
+                            const int64_t begin = first + chunk * chunk_rows;
+                            sum += gather(order, begin, std::min(last, begin + chunk_rows), last);
+                        }
+                        return sum;
+                    },
+                    [](double a, double b) { return a + b; });
+            });
+        }
+        return total;
+    }
+
+    // The best rows/s of `reps` epochs over `order`, and their checksum.
+    std::pair<double, double> best_rate(const std::vector<int64_t>& order) {
+        double best = 0, checksum = 0;
+        for (int rep = 0; rep < reps; ++rep) {
+            const auto start = std::chrono::steady_clock::now();
+            checksum += read_epoch(order);
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            best = std::max(best, static_cast<double>(rows) / seconds);
+        }
+        return {best, checksum};
+    }
+
+    // Each step size: the order drawn as the trainer draws it, then read in steps.
+    void measure_steps(const std::vector<int64_t>& step_sizes) {
+        train::EpochOrder epoch_order(static_cast<size_t>(rows));
+        epoch_order.draw(0, arena);  // the arena's workers started, the order's pages mapped
+        double best_draw = 1e30;
+        for (const int64_t step_rows : step_sizes) {
+            double best = 0, checksum = 0;
+            for (int rep = 0; rep < reps; ++rep) {
+                const auto start = std::chrono::steady_clock::now();
+                epoch_order.draw(static_cast<uint64_t>(rep) + 1, arena);
+                const auto drawn = std::chrono::steady_clock::now();
+                best_draw = std::min(best_draw, std::chrono::duration<double>(drawn - start).count());
+                checksum += read_epoch_in_steps(epoch_order.order(), step_rows);
+                const double seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                best = std::max(best, static_cast<double>(rows) / seconds);
+            }
+            std::printf("drawn and read in steps of %lld rows/s %.4g (checksum %.6g)\n",
+                        static_cast<long long>(step_rows), best, checksum);
+        }
+        std::printf("order draw seconds %.4g\n", best_draw);
+    }
+};
+
+int run(int argc, char** argv) {
     CLI::App app{"Rows per second of the least work of a shuffled training epoch"};
     int64_t rows = 800000, features = 64;
     int threads = 2, reps = 5;
@@ -61,95 +163,34 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
 
-    train::RowTable data(rows, features);
-    train::LabelBits labels(rows);
-    const float weights[2] = {0.75f, 1.25f};
     std::mt19937_64 random(1);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t j = 0; j < features; ++j) data.row(i)[j] = uniform(random);
-        if (random() & 1) labels.set(i);
-    }
-    std::vector<float> w(static_cast<size_t>(features), 0.5f), logits(static_cast<size_t>(rows));
+    GatherBench bench(rows, features, threads, reps, random);
     std::vector<int64_t> in_order(static_cast<size_t>(rows)), shuffled(static_cast<size_t>(rows));
     std::iota(in_order.begin(), in_order.end(), 0);
     shuffled = in_order;
     std::shuffle(shuffled.begin(), shuffled.end(), random);
 
-    tbb::task_arena arena(threads);
-    // One epoch over `order`: in one parallel read (step_rows 0), or step by step.
-    const auto read_epoch = [&](const std::vector<int64_t>& order, int64_t step_rows) {
-        if (step_rows == 0)
-            return arena.execute([&] {
-                return tbb::parallel_reduce(
-                    tbb::blocked_range<int64_t>(0, rows, 4096), 0.0,
-                    [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        return sum + gather_rows(data, labels, weights, order.data(), r.begin(), r.end(),
-                                                 rows, w.data(), logits.data());
-                    },
-                    [](double a, double b) { return a + b; }, tbb::static_partitioner());
-            });
-        const int64_t chunk_rows =
-            std::min(step_rows, train::chunk_shards(step_rows, threads, true) * train::shard_rows(step_rows));
-        double total = 0;
-        for (int64_t first = 0; first < rows; first += step_rows) {
-            const int64_t last = std::min(rows, first + step_rows);
-            total += arena.execute([&] {
-                return tbb::parallel_reduce(
-                    tbb::blocked_range<int64_t>(0, (last - first + chunk_rows - 1) / chunk_rows, 1), 0.0,
-                    [&](const tbb::blocked_range<int64_t>& r, double sum) {
-                        for (int64_t chunk = r.begin(); chunk < r.end(); ++chunk) {
-                            const int64_t begin = first + chunk * chunk_rows;
-                            sum += gather_rows(data, labels, weights, order.data(), begin,
-                                               std::min(last, begin + chunk_rows), last, w.data(),
-                                               logits.data());
-                        }
-                        return sum;
-                    },
-                    [](double a, double b) { return a + b; });
-            });
-        }
-        return total;
-    };
-    const auto best_rate = [&](const std::vector<int64_t>& order) {
-        double best = 0, checksum = 0;
-        for (int rep = 0; rep < reps; ++rep) {
-            const auto start = std::chrono::steady_clock::now();
-            checksum += read_epoch(order, 0);
-            const double seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            best = std::max(best, static_cast<double>(rows) / seconds);
-        }
-        return std::pair<double, double>{best, checksum};
-    };
-    const auto [shuffled_rate, shuffled_sum] = best_rate(shuffled);
-    const auto [in_order_rate, in_order_sum] = best_rate(in_order);
+    const auto [shuffled_rate, shuffled_sum] = bench.best_rate(shuffled);
+    const auto [in_order_rate, in_order_sum] = bench.best_rate(in_order);
     std::printf("rows %lld, %lld bytes a row, %d threads, best of %d\n", static_cast<long long>(rows),
-                static_cast<long long>(data.stride() * 4), threads, reps);
+                static_cast<long long>(bench.data.stride()) * 4, threads, reps);
     std::printf("shuffled rows/s %.4g\n", shuffled_rate);
     std::printf("in order rows/s %.4g\n", in_order_rate);
-    if (!step_sizes.empty()) {
-        train::EpochOrder epoch_order(static_cast<size_t>(rows));
-        epoch_order.draw(0, arena);  // the arena's workers started, the order's pages mapped
-        double best_draw = 1e30;
-        for (const int64_t step_rows : step_sizes) {
-            double best = 0, checksum = 0;
-            for (int rep = 0; rep < reps; ++rep) {
-                const auto start = std::chrono::steady_clock::now();
-                epoch_order.draw(static_cast<uint64_t>(rep) + 1, arena);
-                const auto drawn = std::chrono::steady_clock::now();
-                best_draw = std::min(best_draw, std::chrono::duration<double>(drawn - start).count());
-                checksum += read_epoch(epoch_order.order(), step_rows);
-                const double seconds =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                best = std::max(best, static_cast<double>(rows) / seconds);
-            }
-            std::printf("drawn and read in steps of %lld rows/s %.4g (checksum %.6g)\n",
-                        static_cast<long long>(step_rows), best, checksum);
-        }
-        std::printf("order draw seconds %.4g\n", best_draw);
-    }
+    if (!step_sizes.empty()) bench.measure_steps(step_sizes);
     // The sums, so that no compiler drops the reads; equal up to rounding.
     std::printf("checksums %.6g %.6g\n", shuffled_sum, in_order_sum);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_shuffled_gather: %s\n", error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nnplug_shuffled_gather: an unknown exception\n");
+    }
+    return 1;
 }

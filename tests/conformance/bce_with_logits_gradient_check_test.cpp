@@ -51,7 +51,7 @@ struct Inputs {
 };
 
 Inputs random_inputs(int64_t reduction, bool weighted, bool positive) {
-    std::mt19937 generator(static_cast<uint32_t>(reduction * 4 + weighted * 2 + positive));
+    std::mt19937 generator(static_cast<uint32_t>(reduction * 4 + int64_t{weighted} * 2 + positive));
     std::uniform_real_distribution<float> logit(-6.0f, 6.0f), unit(0.0f, 1.0f), signed_unit(-1.0f, 1.0f);
     Inputs in{{}, {}, {}, {}, {}, weighted, positive, reduction};
     for (int64_t i = 0; i < kCount; ++i) {

@@ -26,7 +26,7 @@ TempFolder::~TempFolder() {
 }
 
 std::filesystem::path TempFolder::write(const std::string& name, const std::string& text) const {
-    const auto file = path_ / name;
+    auto file = path_ / name;
     std::ofstream(file) << text;
     return file;
 }

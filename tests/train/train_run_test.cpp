@@ -193,8 +193,9 @@ TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {
     interrupted.insert(interrupted.end(), {"--interrupt-after-batches", "20"});
     const RunResult first = run(output, interrupted);  // 15 batches per epoch: stops in epoch 2
     ASSERT_EQ(first.exit_code, 130) << first.output;
-    const auto [identity, saved] =
+    const auto [decoded_identity, saved] =
         train::decode_checkpoint(read_text(output / "checkpoint.bin"), "checkpoint.bin");
+    const auto identity = decoded_identity;  // a lambda below captures it: C++17 cannot capture a binding
     ASSERT_EQ(saved.epochs_done, 1);
     ASSERT_EQ(saved.batches_done, 5);
 

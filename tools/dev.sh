@@ -8,6 +8,8 @@
 #   tools/dev.sh sanitize     install missing packages, build with AddressSanitizer + UBSan (build-asan/)
 #                             and run the unit, conformance, integration and concurrency tests, then
 #                             build with ThreadSanitizer (build-tsan/) and run the concurrency tests
+#   tools/dev.sh lint         install missing packages, check every C/C++ file with clang-format-14 and
+#                             clang-tidy-14 (tools/lint.sh)
 #   tools/dev.sh build        install missing packages and build only
 # Every step is idempotent: packages already there are not reinstalled, the build is incremental.
 set -euo pipefail
@@ -32,25 +34,41 @@ build() {
 }
 
 # The sanitized builds are Debug builds (-O0: GCC takes many minutes per Highway kernel file
-# with the sanitizers at -O2) without the benchmarks. Their runs leave out what cannot run
-# sanitized or gains nothing from it: valgrind, the timing guards, the outside projects built
-# against an install (not built with the sanitizer runtime), the MPI runs (Open MPI's own
-# allocations outlive MPI_Finalize) and the exhaustive sweeps of the SIMD math (every float
-# of a range, minutes each at -O0; a slice of each still runs in the other tests), and the
-# kit's runs on deliberately broken plugins (they test the kit, and crash on purpose).
+# with the sanitizers at -O2) without the benchmarks; the ThreadSanitizer build compiles only
+# what the concurrency tests need. Their runs leave out what cannot run sanitized or gains
+# nothing from it: valgrind, the timing guards, the outside projects built against an
+# install (not built with the sanitizer runtime), the MPI runs (Open MPI's own allocations
+# outlive MPI_Finalize), the kit's runs on deliberately broken plugins (they test the kit,
+# and crash on purpose), and, by GoogleTest pattern, the exhaustive sweeps of the SIMD math
+# (every float of a range, minutes each at -O0; a slice of each still runs in the other
+# tests) and the statistical tests of the epoch order (millions of draws of plain integer
+# arithmetic, minutes at -O0, nothing a sanitizer would find that the other order tests miss).
 # allocator_may_return_null: the tests of sizes too large to allocate expect a clean failure.
-SANITIZER_SKIPPED="install|valgrind|TrainMpi|conformance_kit[.](catches|partial_plugin)|WithinTwoUlpOnEveryTarget|AccurateAcrossTheWholeRangeOfSelf|WithinFewUlpOfLibm|LeavesOnePlusItAsLibmDoes|ExpIsWithinOneUlpOverADenseSweep"
+SANITIZER_SKIPPED_TESTS="install|valgrind|TrainMpi|conformance_kit[.](catches|partial_plugin)"
+SANITIZER_SKIPPED_CASES="*WithinTwoUlpOnEveryTarget*:*AccurateAcrossTheWholeRangeOfSelf*:*WithinFewUlpOfLibm*"
+SANITIZER_SKIPPED_CASES+=":*LeavesOnePlusItAsLibmDoes*:*ExpIsWithinOneUlpOverADenseSweep*"
+SANITIZER_SKIPPED_CASES+=":TrainRandom.EpochOrderPutsEveryRowEverywhereEquallyOften"
+SANITIZER_SKIPPED_CASES+=":TrainRandom.EpochOrderPlacesTwoRowsIndependently"
 sanitize() {
   local configure=(-G Ninja -DCMAKE_BUILD_TYPE=Debug -DNNPLUG_BUILD_BENCHMARKS=OFF)
-  cmake -S . -B "$BUILD_DIR-asan" "${configure[@]}" -DNNPLUG_SANITIZE=address
+  cmake -S . -B "$BUILD_DIR-asan" "${configure[@]}" -DNNPLUG_SANITIZE=address \
+    -DNNPLUG_GTEST_EXCLUDE="$SANITIZER_SKIPPED_CASES"
   cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
   ASAN_OPTIONS=allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" \
-    -L "unit|conformance|integration|concurrency" -E "$SANITIZER_SKIPPED"
+    -L "unit|conformance|integration|concurrency" -E "$SANITIZER_SKIPPED_TESTS"
   cmake -S . -B "$BUILD_DIR-tsan" "${configure[@]}" -DNNPLUG_SANITIZE=thread
   cmake --build "$BUILD_DIR-tsan" -j "$(nproc)" --target concurrency_test
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/concurrency/tsan_suppressions.txt" \
     ctest --test-dir "$BUILD_DIR-tsan" --output-on-failure -j "$(nproc)" -L concurrency
+}
+
+# The style gate (tools/lint.sh): clang-format-14 and clang-tidy-14 over the Release build's
+# compile commands.
+lint() {
+  install_missing_packages clang-format-14 clang-tidy-14
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  tools/lint.sh "$BUILD_DIR"
 }
 
 # The training example with its default config (share/nnplug/configs/train_cpu.yaml);
@@ -66,6 +84,7 @@ case "$command" in
   run) install_missing_packages "${PACKAGES[@]}"; build; run_main_job ;;
   test) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
   sanitize) install_missing_packages "${PACKAGES[@]}"; sanitize ;;
+  lint) install_missing_packages "${PACKAGES[@]}"; lint ;;
   perf) install_missing_packages "${PACKAGES[@]}" "${PERF_PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
-  *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | perf | build" >&2; exit 2 ;;
+  *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | lint | perf | build" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz/ with clang-14 in build-fuzz/ (CMake option
 # NNPLUG_FUZZ: everything, libnnplug and the backend plugins included, with AddressSanitizer
-# and UBSan) and runs each for SECONDS (default 60) on a scratch copy of its seed corpus
+# and UBSan) and runs each for SECONDS (default 60), one per core at a time, on a scratch
+# copy of its seed corpus
 # (tests/fuzz/corpus/<target>/ is never written). Fails on any crash, sanitizer report,
 # leak, timeout or broken contract; the input that caused it is kept in
 # build-fuzz/artifacts/<target>/ and the target's log beside it.
@@ -17,8 +18,8 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -eq 0 ];
   echo "usage: tools/fuzz.sh [SECONDS]   (seconds per fuzz target, default 60)" >&2
   exit 2
 fi
-BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
 TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint)
+BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
 PACKAGES=(
   clang-14 libclang-rt-14-dev cmake ninja-build pkg-config
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev
@@ -43,27 +44,37 @@ trap 'rm -rf "$scratch"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=64:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan_suppressions.txt:print_suppressions=0}
-failed=()
-for target in "${TARGETS[@]}"; do
-  corpus=$scratch/$target
-  artifacts=$BUILD_DIR/artifacts/$target
-  log=$BUILD_DIR/artifacts/$target.log
+# One target: its summary goes to $scratch/<target>.summary, its verdict to .failed.
+fuzz_target() {
+  local target=$1 corpus=$scratch/$1 artifacts=$BUILD_DIR/artifacts/$1 log=$BUILD_DIR/artifacts/$1.log
+  local summary=$scratch/$1.summary status=0
   rm -rf "$artifacts"  # only this run's findings
   mkdir -p "$corpus" "$artifacts"
   cp tests/fuzz/corpus/"$target"/* "$corpus"/
-  options=(-max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=2048 -max_len=16384
-           -print_final_stats=1 -artifact_prefix="$artifacts/")
+  local options=(-max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=2048 -max_len=16384
+                 -print_final_stats=1 -artifact_prefix="$artifacts/")
   [ -f tests/fuzz/"$target".dict ] && options+=(-dict=tests/fuzz/"$target".dict)
-  echo "== $target: ${SECONDS_PER_TARGET} s from $(ls "$corpus" | wc -l) seeds"
-  status=0
+  echo "== $target: ${SECONDS_PER_TARGET} s from $(ls "$corpus" | wc -l) seeds" >"$summary"
   "$BUILD_DIR/bin/$target" "${options[@]}" "$corpus" >"$log" 2>&1 || status=$?
-  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" "$log" | sed 's/^/   /' || true
-  echo "   corpus grew from $(ls tests/fuzz/corpus/"$target" | wc -l) to $(ls "$corpus" | wc -l) inputs"
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" "$log" | sed 's/^/   /' >>"$summary" || true
+  echo "   corpus grew from $(ls tests/fuzz/corpus/"$target" | wc -l) to $(ls "$corpus" | wc -l) inputs" >>"$summary"
   if [ "$status" -ne 0 ] || grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|contract broken" "$log"; then
-    echo "   FAILED (exit $status); log: $log" >&2
-    grep -E "ERROR:|runtime error:|contract broken|SUMMARY:|Test unit written" "$log" | head -20 | sed 's/^/   /' >&2
-    failed+=("$target")
+    echo "   FAILED (exit $status); log: $log" >>"$summary"
+    grep -E "ERROR:|runtime error:|contract broken|SUMMARY:|Test unit written" "$log" | head -20 | sed 's/^/   /' >>"$summary"
+    touch "$scratch/$target.failed"
   fi
+}
+
+# The targets run side by side, one per core, each for its full time.
+for target in "${TARGETS[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  fuzz_target "$target" &
+done
+wait
+failed=()
+for target in "${TARGETS[@]}"; do
+  cat "$scratch/$target.summary"
+  [ -e "$scratch/$target.failed" ] && failed+=("$target")
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -43,17 +43,18 @@ private:
 };
 
 // The aclTensor an op sees for one host tensor: over the host memory itself, or over a
-// device copy of the reachable storage (same strides) that `copy_back` returns.
+// device copy of the reachable storage (same strides) that `copy_back` returns. The copy
+// is made of outputs too: an op that writes nothing (an empty `self`) leaves them as they were.
 class OperandTensor {
 public:
-    OperandTensor(const HostTensor& host, bool stage, bool copy_in)
+    OperandTensor(const HostTensor& host, bool stage)
         : host_(host),
           bytes_(static_cast<size_t>(reachable_elements(host)) * aclDataTypeSize(host.dtype)),
           device_(stage ? bytes_ : 0) {
         void* data = reinterpret_cast<void*>(host.data);
         if (stage) {
             data = device_.data();
-            if (copy_in && bytes_ != 0) {
+            if (bytes_ != 0) {
                 check_status(aclrtMemcpy(data, bytes_, reinterpret_cast<void*>(host.data), bytes_,
                                          ACL_MEMCPY_HOST_TO_DEVICE),
                              "aclrtMemcpy");
@@ -132,10 +133,10 @@ void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inp
     std::vector<std::unique_ptr<OperandTensor>> operands;
     std::vector<const aclTensor*> handles;
     for (const auto& input : inputs) {
-        if (input) operands.push_back(std::make_unique<OperandTensor>(*input, stage, true));
+        if (input) operands.push_back(std::make_unique<OperandTensor>(*input, stage));
         handles.push_back(input ? operands.back()->get() : nullptr);
     }
-    OperandTensor result(out, stage, false);
+    OperandTensor result(out, stage);
     CallStream stream;
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;

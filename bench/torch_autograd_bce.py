@@ -5,10 +5,12 @@ measured in one process, interleaved, best of several runs. Not a test: it asser
 
     PYTHONPATH=build/lib/python3.11/dist-packages python3 bench/torch_autograd_bce.py
 
-Columns: the best time of one forward + backward (reduction mean); GB/s counts the bytes
-the two passes must move (forward: input, target; backward: input, target, gradient
-written), so `of triad` is the share of the triad's bandwidth; `vs torch` is torch's time
-over nnplug's. torch 1.13 has no float16/bfloat16 binary_cross_entropy on the CPU and no
+Columns: the best time of one forward + backward (reduction mean) through autograd; GB/s
+counts the bytes the two passes must move (forward: input, target; backward: input,
+target, gradient written), so `of triad` is the share of the triad's bandwidth; `ops
+alone` is nnplug's two ops called directly into a gradient buffer made once (no autograd,
+no fresh gradient whose page faults both autograd columns pay); `vs torch` is torch's time
+over nnplug's, both through autograd. torch 1.13 has no float16/bfloat16 binary_cross_entropy on the CPU and no
 float16 binary_cross_entropy_with_logits ("n/a").
 """
 
@@ -21,11 +23,17 @@ import torch.nn.functional as F
 
 import nnplug
 import nnplug.torch as nt
+from nnplug import _nnplug
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 LOSSES = {
     "bce": (nt.binary_cross_entropy, F.binary_cross_entropy),
     "bce_with_logits": (nt.binary_cross_entropy_with_logits, F.binary_cross_entropy_with_logits),
+}
+# The aclnn ops of each loss with the operands after target left out (weight, pos_weight).
+OPS = {
+    "bce": ("aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", 1),
+    "bce_with_logits": ("aclnnBinaryCrossEntropyWithLogits", "aclnnBinaryCrossEntropyWithLogitsBackward", 2),
 }
 ARRAYS_MOVED = 5  # forward reads 2, backward reads 2 and writes 1
 
@@ -47,6 +55,22 @@ def forward_backward(loss_function, x, y):
     def run():
         loss = loss_function(x, y)
         torch.autograd.grad(loss, [x])
+    return run
+
+
+def ops_alone(loss, x, y):
+    """The two ops called directly, the gradient into a buffer made once: no autograd, no
+    allocation (whose first-touch page faults the autograd columns pay, torch's too)."""
+    forward, backward, absent = OPS[loss]
+    x = x.detach()
+    loss_out, grad_in, grad_out = torch.empty((), dtype=x.dtype), torch.ones((), dtype=x.dtype), torch.empty_like(x)
+    grad_out.fill_(0)
+    operands = [nt._describe(x, "input"), nt._describe(y, "target")] + [None] * absent
+    gradient = [nt._describe(grad_in, "grad_output")] + operands
+
+    def run():
+        _nnplug.run(forward, operands, 1, nt._describe(loss_out, "out"))
+        _nnplug.run(backward, gradient, 1, nt._describe(grad_out, "out"))
     return run
 
 
@@ -95,16 +119,16 @@ def main():
     nnplug.init(backend=args.backend)
     print(f"nnplug backend {nnplug.backend()}, torch {torch.__version__} with {torch.get_num_threads()} threads, "
           f"best of {args.repeats}")
-    print(f"| loss | dtype | elements | triad GB/s | nnplug ms | nnplug GB/s | of triad | torch ms | torch GB/s "
-          f"| of triad | vs torch |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| loss | dtype | elements | triad GB/s | nnplug ms | nnplug GB/s | of triad | ops alone ms | of triad "
+          f"| torch ms | torch GB/s | of triad | vs torch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for size in (int(s) for s in args.sizes.split(",")):
         n = size << 20
         for loss in args.losses.split(","):
             ours, theirs = LOSSES[loss]
             for dtype_name in args.dtypes.split(","):
                 x, y = inputs(loss, n, DTYPES[dtype_name])
-                runs = {"triad": triad(n), "nnplug": forward_backward(ours, x, y)}
+                runs = {"triad": triad(n), "nnplug": forward_backward(ours, x, y), "ops": ops_alone(loss, x, y)}
                 if torch_supports(theirs, x, y):
                     runs["torch"] = forward_backward(theirs, x, y)
                 best = best_times(runs, args.repeats)
@@ -117,8 +141,9 @@ def main():
                     gbs = moved / best[name] / 1e9
                     return f"{best[name] * 1e3:.2f} | {gbs:.1f} | {gbs / triad_gbs:.2f}"
                 speedup = f"{best['torch'] / best['nnplug']:.2f}x" if "torch" in best else "n/a"
+                ops_share = moved / best["ops"] / 1e9 / triad_gbs
                 print(f"| {loss} | {dtype_name} | {size}M | {triad_gbs:.1f} | {columns('nnplug')} | "
-                      f"{columns('torch')} | {speedup} |", flush=True)
+                      f"{best['ops'] * 1e3:.2f} | {ops_share:.2f} | {columns('torch')} | {speedup} |", flush=True)
                 del x, y, runs
     nnplug.finalize()
 

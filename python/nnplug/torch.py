@@ -52,6 +52,9 @@ class _LossOps:
     # dtype of the forward op's `out`, and of gradient i's `out`, from the operands
     out_dtype: Callable
     grad_dtype: Callable
+    # shape of the unreduced loss and of every gradient op's `out` (a gradient is then summed
+    # to its operand's shape where that broadcast)
+    shape: Callable = lambda operands: operands[0].shape
 
 
 def _promoted(operands):
@@ -87,13 +90,14 @@ class _AclnnLoss(torch.autograd.Function):
         ctx.ops, ctx.reduction = ops, reduction
         ctx.save_for_backward(*operands)
         if reduction == 0:
-            out = torch.empty(operands[0].shape, dtype=ops.out_dtype(operands))
+            out = torch.empty(ops.shape(operands), dtype=ops.out_dtype(operands))
         else:  # the value of an empty reduction, as torch gives it, where an op writes nothing
             out = torch.full((), float("nan") if reduction == 1 else 0.0, dtype=ops.out_dtype(operands))
         _run(ops.forward, ops.operands, operands, reduction, out)
         return out.to(_promoted(operands))
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
         ops, operands = ctx.ops, ctx.saved_tensors
         grads = []
@@ -104,10 +108,10 @@ class _AclnnLoss(torch.autograd.Function):
             if i not in ops.gradients:
                 raise RuntimeError(f"nnplug.torch: the derivative of {ops.forward} for "
                                    f"'{ops.operands[i]}' is not implemented")
-            out = torch.empty(operands[i].shape, dtype=ops.grad_dtype(operands, i))
+            out = torch.empty(ops.shape(operands), dtype=ops.grad_dtype(operands, i))
             _run(ops.gradients[i], ("grad_output",) + ops.operands, (grad_output,) + operands,
                  ctx.reduction, out)
-            grads.append(out.to(operands[i].dtype))
+            grads.append(out.sum_to_size(operands[i].shape).to(operands[i].dtype))
         return (None, None, *grads)
 
 

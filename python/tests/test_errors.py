@@ -110,3 +110,17 @@ def test_op_names_are_those_of_the_c_api():
         "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward"}
     with pytest.raises(ValueError):
         _nnplug.run("aclnnNoSuchOp", [], 0, (0, 0, (), ()))
+
+
+def test_second_derivatives_are_refused_not_wrong():
+    x = torch.rand(4, requires_grad=True)
+    (grad,) = torch.autograd.grad(nt.binary_cross_entropy(x, torch.rand(4)), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        grad.sum().backward()
+    # with an incoming gradient that requires grad, the refusal is once_differentiable's
+    x = torch.rand(4, requires_grad=True)
+    loss = nt.binary_cross_entropy(x, torch.rand(4), reduction="none")
+    v = torch.ones(4, requires_grad=True)
+    (grad,) = torch.autograd.grad(loss, [x], grad_outputs=v, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad.sum().backward()

@@ -22,6 +22,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
   valgrind
   openmpi-bin libopenmpi-dev
+  pybind11-dev python3-dev python3-torch python3-pytest python3-yaml
 )
 # Only for the comparison columns of the perf command (PyTorch 1.13).
 PERF_PACKAGES=(python3-torch libtorch-dev)

@@ -1,0 +1,159 @@
+"""nnplug's losses as torch autograd functions and modules.
+
+The forward and every gradient run as aclnn ops on the backend nnplug.init chose. Tensors
+are CPU tensors of float32, float16 or bfloat16, passed by address with their shape and
+strides (views are read in place where the backend's memory is host memory).
+"""
+
+import dataclasses
+from typing import Callable, Dict, Tuple
+
+import torch
+
+import nnplug
+from . import _nnplug
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "BCELoss", "BCEWithLogitsLoss"]
+
+_ACL_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 27}
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _describe(tensor, name):
+    """(data_ptr, acl dtype, shape, strides) of a tensor the ops can read, else TypeError."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"nnplug.torch: {name} must be a torch.Tensor, not {type(tensor).__name__}")
+    if tensor.device.type != "cpu" or tensor.layout != torch.strided:
+        raise TypeError(f"nnplug.torch: {name} is a {tensor.device.type} {tensor.layout} tensor; "
+                        "nnplug takes strided CPU tensors")
+    acl_dtype = _ACL_DTYPES.get(tensor.dtype)
+    if acl_dtype is None:
+        raise TypeError(f"nnplug.torch: {name} has dtype {tensor.dtype}; nnplug takes "
+                        "torch.float32, torch.float16 and torch.bfloat16")
+    return (tensor.data_ptr(), acl_dtype, tuple(tensor.shape), tuple(tensor.stride()))
+
+
+def _run(op, names, inputs, reduction, out):
+    nnplug.ensure_initialized()
+    described = [None if t is None else _describe(t, n) for n, t in zip(names, inputs)]
+    _nnplug.run(op, described, reduction, _describe(out, "out"))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _LossOps:
+    """One loss as aclnn ops: a forward op over `operands` (in the op's order, then
+    reduction, out) and, per operand that has one, the op of its gradient (called with the
+    incoming gradient first, then the operands)."""
+
+    operands: Tuple[str, ...]
+    forward: str
+    gradients: Dict[int, str]
+    # dtype of the forward op's `out`, and of gradient i's `out`, from the operands
+    out_dtype: Callable
+    grad_dtype: Callable
+    # shape of the unreduced loss and of every gradient op's `out` (a gradient is then summed
+    # to its operand's shape where that broadcast)
+    shape: Callable = lambda operands: operands[0].shape
+
+
+def _promoted(operands):
+    return torch.promote_types(operands[0].dtype, operands[1].dtype)
+
+
+_BCE = _LossOps(
+    operands=("input", "target", "weight"),
+    forward="aclnnBinaryCrossEntropy",
+    gradients={0: "aclnnBinaryCrossEntropyBackward"},
+    out_dtype=_promoted,
+    grad_dtype=lambda operands, i: operands[i].dtype)
+
+# The with-logits ops write `out` in target's dtype (CANN's rule); results are then cast
+# to torch's dtype.
+_BCE_WITH_LOGITS = _LossOps(
+    operands=("input", "target", "weight", "pos_weight"),
+    forward="aclnnBinaryCrossEntropyWithLogits",
+    gradients={0: "aclnnBinaryCrossEntropyWithLogitsBackward",
+               1: "aclnnBinaryCrossEntropyWithLogitsTargetBackward"},
+    out_dtype=lambda operands: operands[1].dtype,
+    grad_dtype=lambda operands, i: operands[1].dtype)
+
+
+class _AclnnLoss(torch.autograd.Function):
+    """A loss whose forward and gradients are the aclnn ops of a _LossOps."""
+
+    @staticmethod
+    def forward(ctx, ops, reduction, *operands):
+        for name, operand in zip(ops.operands, operands):
+            if operand is not None:
+                _describe(operand, name)  # TypeError before anything is allocated
+        ctx.ops, ctx.reduction = ops, reduction
+        ctx.save_for_backward(*operands)
+        if reduction == 0:
+            out = torch.empty(ops.shape(operands), dtype=ops.out_dtype(operands))
+        else:  # the value of an empty reduction, as torch gives it, where an op writes nothing
+            out = torch.full((), float("nan") if reduction == 1 else 0.0, dtype=ops.out_dtype(operands))
+        _run(ops.forward, ops.operands, operands, reduction, out)
+        return out.to(_promoted(operands))
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        ops, operands = ctx.ops, ctx.saved_tensors
+        grads = []
+        for i, needed in enumerate(ctx.needs_input_grad[2:]):
+            if not needed:
+                grads.append(None)
+                continue
+            if i not in ops.gradients:
+                raise RuntimeError(f"nnplug.torch: the derivative of {ops.forward} for "
+                                   f"'{ops.operands[i]}' is not implemented")
+            out = torch.empty(ops.shape(operands), dtype=ops.grad_dtype(operands, i))
+            _run(ops.gradients[i], ("grad_output",) + ops.operands, (grad_output,) + operands,
+                 ctx.reduction, out)
+            grads.append(out.sum_to_size(operands[i].shape).to(operands[i].dtype))
+        return (None, None, *grads)
+
+
+def _reduction_code(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"nnplug.torch: reduction must be 'none', 'mean' or 'sum', not {reduction!r}")
+    return _REDUCTIONS[reduction]
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy on nnplug (aclnnBinaryCrossEntropy)."""
+    return _AclnnLoss.apply(_BCE, _reduction_code(reduction), input, target, weight)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy_with_logits on nnplug
+    (aclnnBinaryCrossEntropyWithLogits)."""
+    return _AclnnLoss.apply(_BCE_WITH_LOGITS, _reduction_code(reduction), input, target, weight, pos_weight)
+
+
+class BCELoss(torch.nn.Module):
+    """torch.nn.BCELoss on nnplug."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        _reduction_code(reduction)
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(torch.nn.Module):
+    """torch.nn.BCEWithLogitsLoss on nnplug."""
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__()
+        _reduction_code(reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)

@@ -1,0 +1,149 @@
+#include "op_call.h"
+
+#include <memory>
+#include <string>
+
+namespace nnplug::python {
+
+void check_status(int status, const char* call) {
+    if (status == 0) return;
+    const char* message = aclGetRecentErrMsg();
+    std::string text = (message != nullptr && *message != '\0') ? message : call;
+    throw AclFailure(status, text + " (status " + std::to_string(status) + ")");
+}
+
+namespace {
+
+// Elements from the first element of the view to one past its last: the storage an
+// aclTensor over the view must cover (0 for an empty view).
+int64_t reachable_elements(const HostTensor& t) {
+    int64_t last = 0;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (t.shape[i] == 0) return 0;
+        last += (t.shape[i] - 1) * t.strides[i];
+    }
+    return last + 1;
+}
+
+// aclrtMalloc'd memory, freed on every path.
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(size_t bytes) {
+        if (bytes != 0) check_status(aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+    }
+    ~DeviceBuffer() {
+        if (data_ != nullptr) aclrtFree(data_);
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    void* data() const { return data_; }
+
+private:
+    void* data_ = nullptr;
+};
+
+// The aclTensor an op sees for one host tensor: over the host memory itself, or over a
+// device copy of the reachable storage (same strides) that `copy_back` returns. The copy
+// is made of outputs too: an op that writes nothing (an empty `self`) leaves them as they were.
+class OperandTensor {
+public:
+    OperandTensor(const HostTensor& host, bool stage)
+        : host_(host),
+          bytes_(static_cast<size_t>(reachable_elements(host)) * aclDataTypeSize(host.dtype)),
+          device_(stage ? bytes_ : 0) {
+        void* data = reinterpret_cast<void*>(host.data);
+        if (stage) {
+            data = device_.data();
+            if (bytes_ != 0) {
+                check_status(aclrtMemcpy(data, bytes_, reinterpret_cast<void*>(host.data), bytes_,
+                                         ACL_MEMCPY_HOST_TO_DEVICE),
+                             "aclrtMemcpy");
+            }
+        }
+        const int64_t storage = reachable_elements(host);
+        tensor_.reset(aclCreateTensor(host.shape.data(), host.shape.size(), host.dtype, host.strides.data(),
+                                      0, ACL_FORMAT_ND, &storage, 1, data));
+        if (!tensor_) check_status(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor");
+    }
+    aclTensor* get() const { return tensor_.get(); }
+    void copy_back() const {
+        if (device_.data() == nullptr) return;
+        check_status(aclrtMemcpy(reinterpret_cast<void*>(host_.data), bytes_, device_.data(), bytes_,
+                                 ACL_MEMCPY_DEVICE_TO_HOST),
+                     "aclrtMemcpy");
+    }
+
+private:
+    struct Destroy {
+        void operator()(aclTensor* t) const { aclDestroyTensor(t); }
+    };
+    HostTensor host_;
+    size_t bytes_;
+    DeviceBuffer device_;
+    std::unique_ptr<aclTensor, Destroy> tensor_;
+};
+
+// A stream of the call's own, so that its synchronize reports its own errors only.
+// Destroying it waits for its work, before the buffers declared ahead of it are freed.
+class CallStream {
+public:
+    CallStream() { check_status(aclrtCreateStream(&stream_), "aclrtCreateStream"); }
+    ~CallStream() { aclrtDestroyStream(stream_); }
+    CallStream(const CallStream&) = delete;
+    CallStream& operator=(const CallStream&) = delete;
+    aclrtStream get() const { return stream_; }
+
+private:
+    aclrtStream stream_ = nullptr;
+};
+
+// Runs a first-phase executor and waits for it; one the run did not consume is destroyed.
+void run_executor(const OpEntry& op, aclOpExecutor* executor, uint64_t workspace_size, aclrtStream stream) {
+    std::unique_ptr<DeviceBuffer> workspace;
+    aclnnStatus status = ACLNN_SUCCESS;
+    std::string message;
+    try {
+        workspace = std::make_unique<DeviceBuffer>(workspace_size);
+        status = op.run(workspace->data(), workspace_size, executor, stream);
+    } catch (const AclFailure&) {
+        aclDestroyAclOpExecutor(executor);
+        throw;
+    }
+    if (status != ACLNN_SUCCESS) {
+        message = aclGetRecentErrMsg();
+        aclDestroyAclOpExecutor(executor);  // succeeds and does nothing for a consumed one
+        throw AclFailure(status, message + " (status " + std::to_string(status) + ")");
+    }
+    check_status(aclrtSynchronizeStream(stream), "aclrtSynchronizeStream");
+}
+
+}  // namespace
+
+bool probe_device_memory_is_host() {
+    void* device = nullptr;
+    check_status(aclrtMalloc(&device, 64, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+    unsigned char host[64] = {};
+    const aclError copied = aclrtMemcpy(host, sizeof host, device, sizeof host, ACL_MEMCPY_HOST_TO_HOST);
+    aclrtFree(device);
+    return copied == ACL_SUCCESS;
+}
+
+void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inputs, int64_t reduction,
+            const HostTensor& out, bool stage) {
+    std::vector<std::unique_ptr<OperandTensor>> operands;
+    std::vector<const aclTensor*> handles;
+    for (const auto& input : inputs) {
+        if (input) operands.push_back(std::make_unique<OperandTensor>(*input, stage));
+        handles.push_back(input ? operands.back()->get() : nullptr);
+    }
+    OperandTensor result(out, stage);
+    CallStream stream;
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    check_status(op.get_workspace(handles.data(), reduction, result.get(), &workspace_size, &executor),
+                 op.name);
+    run_executor(op, executor, workspace_size, stream.get());
+    result.copy_back();
+}
+
+}  // namespace nnplug::python

@@ -1,0 +1,126 @@
+"""Bad input gets a clear exception and the process stays usable."""
+
+import pytest
+import torch
+
+import nnplug
+import nnplug.torch as nt
+
+
+def usable():
+    """A correct call still works after a refused one."""
+    x = torch.tensor([0.25, 0.5])
+    expected = torch.nn.functional.binary_cross_entropy(x, torch.tensor([0.0, 1.0]))
+    torch.testing.assert_close(nt.binary_cross_entropy(x, torch.tensor([0.0, 1.0])), expected)
+    return True
+
+
+def test_shape_mismatch_is_the_runtimes_error():
+    with pytest.raises(nnplug.Error) as caught:
+        nt.binary_cross_entropy(torch.rand(3, 5), torch.rand(4, 5))
+    assert caught.value.status == 161002
+    assert "aclnnBinaryCrossEntropy" in str(caught.value) and "[4,5]" in str(caught.value)
+    assert isinstance(caught.value, RuntimeError)
+    assert usable()
+
+
+def test_weight_that_does_not_broadcast_is_refused():
+    with pytest.raises(nnplug.Error) as caught:
+        nt.binary_cross_entropy_with_logits(torch.rand(3, 5), torch.rand(3, 5), weight=torch.rand(4))
+    assert caught.value.status == 161002
+    assert "aclnnBinaryCrossEntropyWithLogits" in str(caught.value)
+    assert usable()
+
+
+def test_shape_mismatch_in_a_gradient_is_the_runtimes_error():
+    # torch's autograd checks the incoming gradient's shape itself; call the op directly.
+    from nnplug import _nnplug
+
+    x, y, grad = torch.rand(3, 5), torch.rand(3, 5), torch.ones(2, 5)
+    out = torch.empty(3, 5)
+    described = [nt._describe(t, "t") for t in (grad, x, y)] + [None]
+    with pytest.raises(nnplug.Error) as caught:
+        _nnplug.run("aclnnBinaryCrossEntropyBackward", described, 0, nt._describe(out, "out"))
+    assert caught.value.status == 161002
+    assert "aclnnBinaryCrossEntropyBackward" in str(caught.value) and "[2,5]" in str(caught.value)
+    assert usable()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.bool, torch.complex64])
+def test_other_dtypes_are_a_type_error(dtype):
+    with pytest.raises(TypeError, match=str(dtype)):
+        nt.binary_cross_entropy(torch.zeros(3, dtype=dtype), torch.zeros(3))
+    with pytest.raises(TypeError, match="target"):
+        nt.binary_cross_entropy_with_logits(torch.zeros(3), torch.zeros(3, dtype=dtype))
+    with pytest.raises(TypeError, match="pos_weight"):
+        nt.binary_cross_entropy_with_logits(torch.zeros(3), torch.zeros(3), pos_weight=torch.ones(3, dtype=dtype))
+    assert usable()
+
+
+def test_other_devices_and_layouts_are_a_type_error():
+    with pytest.raises(TypeError, match="meta"):
+        nt.binary_cross_entropy(torch.zeros(3, device="meta"), torch.zeros(3))
+    with pytest.raises(TypeError, match="sparse"):
+        nt.binary_cross_entropy(torch.zeros(3).to_sparse(), torch.zeros(3))
+    with pytest.raises(TypeError, match="list"):
+        nt.binary_cross_entropy([0.5], torch.zeros(1))
+    assert usable()
+
+
+def test_unknown_reduction_is_a_value_error():
+    with pytest.raises(ValueError, match="reduction"):
+        nt.binary_cross_entropy(torch.rand(3), torch.rand(3), reduction="max")
+    with pytest.raises(ValueError, match="reduction"):
+        nt.BCEWithLogitsLoss(reduction="avg")
+
+
+def test_more_than_eight_dims_is_the_runtimes_error():
+    x = torch.rand((1,) * 9)
+    with pytest.raises(nnplug.Error) as caught:
+        nt.binary_cross_entropy(x, x)
+    assert caught.value.status == 161002
+    assert usable()
+
+
+def test_gradients_nnplug_does_not_compute_are_refused_by_name():
+    x = torch.rand(3, requires_grad=True)
+    y = torch.rand(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="'target'"):
+        nt.binary_cross_entropy(x, y).backward()
+    w = torch.rand(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="'weight'"):
+        nt.binary_cross_entropy_with_logits(x, y.detach(), weight=w).backward()
+    assert usable()
+
+
+def test_second_init_is_refused_and_keeps_the_runtime():
+    active = nnplug.backend()
+    with pytest.raises(nnplug.Error) as caught:
+        nnplug.init()
+    assert caught.value.status == 100002
+    assert nnplug.backend() == active
+    assert usable()
+
+
+def test_op_names_are_those_of_the_c_api():
+    from nnplug import _nnplug
+
+    assert set(_nnplug.op_names()) >= {
+        "aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", "aclnnBinaryCrossEntropyWithLogits",
+        "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward"}
+    with pytest.raises(ValueError):
+        _nnplug.run("aclnnNoSuchOp", [], 0, (0, 0, (), ()))
+
+
+def test_second_derivatives_are_refused_not_wrong():
+    x = torch.rand(4, requires_grad=True)
+    (grad,) = torch.autograd.grad(nt.binary_cross_entropy(x, torch.rand(4)), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        grad.sum().backward()
+    # with an incoming gradient that requires grad, the refusal is once_differentiable's
+    x = torch.rand(4, requires_grad=True)
+    loss = nt.binary_cross_entropy(x, torch.rand(4), reduction="none")
+    v = torch.ones(4, requires_grad=True)
+    (grad,) = torch.autograd.grad(loss, [x], grad_outputs=v, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad.sum().backward()

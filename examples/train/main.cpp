@@ -29,15 +29,9 @@ std::filesystem::path share_folder() {
     return executable.parent_path().parent_path() / "share" / "nnplug";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{
-        "Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
-        "nnplug backend the config selects.",
-        "nnplug_train"};
-    const auto share = share_folder();
-    std::string config_path = (share / "configs" / "train_cpu.yaml").string();
+// What the command line asks for.
+struct CommandLine {
+    std::string config_path;
     std::string backend;
     std::vector<std::string> overrides;
     std::string synthetic;
@@ -45,23 +39,96 @@ int main(int argc, char** argv) {
     std::string resume;
     bool resume_requested = false;
     int64_t interrupt_after_batches = 0;
-    app.add_option("-c,--config", config_path,
+};
+
+void add_options(CLI::App& app, CommandLine& line, CLI::Option*& resume_option) {
+    app.add_option("-c,--config", line.config_path,
                    "YAML config: runtime keys and the training settings under 'application:'")
         ->capture_default_str();
-    app.add_option("-b,--backend", backend, "backend to run the loss on (overrides the config's 'backend:')");
-    app.add_option("-s,--set", overrides, "override a config key, e.g. --set optimizer.lr=0.01 (repeatable)")
+    app.add_option("-b,--backend", line.backend,
+                   "backend to run the loss on (overrides the config's 'backend:')");
+    app.add_option("-s,--set", line.overrides,
+                   "override a config key, e.g. --set optimizer.lr=0.01 (repeatable)")
         ->type_name("KEY=VALUE");
-    app.add_option("--synthetic", synthetic,
+    app.add_option("--synthetic", line.synthetic,
                    "train on a generated, noisy linearly separable set of N rows, D features")
         ->type_name("N,D");
-    app.add_option("-o,--output", output_dir, "output folder (overrides output.dir)");
-    auto* resume_option =
-        app.add_option("--resume", resume, "continue from a checkpoint (default: <output>/checkpoint.bin)")
-            ->expected(0, 1)
-            ->type_name("[CHECKPOINT]");
-    app.add_option("--interrupt-after-batches", interrupt_after_batches,
+    app.add_option("-o,--output", line.output_dir, "output folder (overrides output.dir)");
+    resume_option = app.add_option("--resume", line.resume,
+                                   "continue from a checkpoint (default: <output>/checkpoint.bin)")
+                        ->expected(0, 1)
+                        ->type_name("[CHECKPOINT]");
+    app.add_option("--interrupt-after-batches", line.interrupt_after_batches,
                    "stop as on SIGINT after this many batches (checkpoint and exit 130)")
         ->check(CLI::PositiveNumber);
+}
+
+// The config as the command line amends it.
+train::ConfigDocument effective_document(const CommandLine& line) {
+    train::ConfigDocument document = train::read_config_document(line.config_path);
+    for (const auto& assignment : line.overrides) train::apply_override(document, assignment);
+    if (!line.synthetic.empty()) {
+        try {
+            train::parse_synthetic_shape(line.synthetic);
+        } catch (const std::invalid_argument& error) {
+            throw std::runtime_error(fmt::format("--synthetic {}", error.what()));
+        }
+        train::apply_override(document, "data.synthetic=" + line.synthetic);
+    }
+    if (!line.output_dir.empty()) train::apply_override(document, "output.dir=" + line.output_dir);
+    return document;
+}
+
+// Reads the config, writes the run's copy and trains between aclInit and aclFinalize.
+int train_as_configured(const CommandLine& line, train::Communicator& communicator) {
+    const train::ConfigDocument document = effective_document(line);
+    // NNPLUG_BACKEND overrides the config's backend for aclInit (docs/runtime-api.md).
+    if (!line.backend.empty()) setenv("NNPLUG_BACKEND", line.backend.c_str(), 1);
+
+    train::RunRequest request;
+    request.settings = train::read_train_settings(document, {share_folder() / "data"});
+    request.backend = train::effective_backend(document);
+    request.interrupt_after_batches = line.interrupt_after_batches;
+    if (line.resume_requested)
+        request.resume_from = line.resume.empty() ? request.settings.output_dir / "checkpoint.bin"
+                                                  : std::filesystem::path(line.resume);
+    request.communicator = &communicator;
+
+    // The run's folder keeps the config it ran with; aclInit reads that same file. In a
+    // data-parallel run rank 0 writes it; the others read their own copy, removed once the
+    // runtime has it.
+    std::filesystem::create_directories(request.settings.output_dir);
+    const bool leader = communicator.rank() == 0;
+    const auto effective_config =
+        request.settings.output_dir /
+        (leader ? std::string("config.yaml") : fmt::format(".config.rank{}.yaml", communicator.rank()));
+    {
+        std::FILE* file = std::fopen(effective_config.c_str(), "w");
+        if (!file) throw std::runtime_error(fmt::format("cannot write '{}'", effective_config.string()));
+        const std::string text = train::effective_config_text(document, request.settings.data_path);
+        std::fwrite(text.data(), 1, text.size(), file);
+        std::fclose(file);
+    }
+
+    // One device per process, as CANN programs train data-parallel: the local rank's
+    // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
+    train::AclSession session(effective_config.c_str(), communicator.local_rank(), /*wrap_device=*/true);
+    if (!leader) std::filesystem::remove(effective_config);
+    train::install_stop_handlers();
+    return train::run_training(request);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
+        "nnplug backend the config selects.",
+        "nnplug_train"};
+    CommandLine line;
+    line.config_path = (share_folder() / "configs" / "train_cpu.yaml").string();
+    CLI::Option* resume_option = nullptr;
+    add_options(app, line, resume_option);
     // Under mpirun, every process joins the job before anything else (MPI may read the
     // command line); alone, nothing happens.
     std::optional<train::Communicator> communicator;
@@ -88,55 +155,9 @@ int main(int argc, char** argv) {
         if (communicator->distributed() && error.get_exit_code() != 0) return fail(error.what());
         return communicator->rank() == 0 ? app.exit(error) : error.get_exit_code();
     }
-    resume_requested = resume_option->count() > 0;
-
+    line.resume_requested = resume_option->count() > 0;
     try {
-        train::ConfigDocument document = train::read_config_document(config_path);
-        for (const auto& assignment : overrides) train::apply_override(document, assignment);
-        if (!synthetic.empty()) {
-            try {
-                train::parse_synthetic_shape(synthetic);
-            } catch (const std::invalid_argument& error) {
-                throw std::runtime_error(fmt::format("--synthetic {}", error.what()));
-            }
-            train::apply_override(document, "data.synthetic=" + synthetic);
-        }
-        if (!output_dir.empty()) train::apply_override(document, "output.dir=" + output_dir);
-        // NNPLUG_BACKEND overrides the config's backend for aclInit (docs/runtime-api.md).
-        if (!backend.empty()) setenv("NNPLUG_BACKEND", backend.c_str(), 1);
-
-        train::RunRequest request;
-        request.settings = train::read_train_settings(document, {share / "data"});
-        request.backend = train::effective_backend(document);
-        request.interrupt_after_batches = interrupt_after_batches;
-        if (resume_requested)
-            request.resume_from = resume.empty() ? request.settings.output_dir / "checkpoint.bin"
-                                                 : std::filesystem::path(resume);
-
-        request.communicator = &*communicator;
-
-        // The run's folder keeps the config it ran with; aclInit reads that same file. In a
-        // data-parallel run rank 0 writes it; the others read their own copy, removed
-        // once the runtime has it.
-        std::filesystem::create_directories(request.settings.output_dir);
-        const bool leader = communicator->rank() == 0;
-        const auto effective_config =
-            request.settings.output_dir /
-            (leader ? std::string("config.yaml") : fmt::format(".config.rank{}.yaml", communicator->rank()));
-        {
-            std::FILE* file = std::fopen(effective_config.c_str(), "w");
-            if (!file) throw std::runtime_error(fmt::format("cannot write '{}'", effective_config.string()));
-            const std::string text = train::effective_config_text(document, request.settings.data_path);
-            std::fwrite(text.data(), 1, text.size(), file);
-            std::fclose(file);
-        }
-
-        // One device per process, as CANN programs train data-parallel: the local rank's
-        // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
-        train::AclSession session(effective_config.c_str(), communicator->local_rank(), /*wrap_device=*/true);
-        if (!leader) std::filesystem::remove(effective_config);
-        train::install_stop_handlers();
-        return train::run_training(request);
+        return train_as_configured(line, *communicator);
     } catch (const std::exception& error) {
         return fail(error.what());
     }

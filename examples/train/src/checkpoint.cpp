@@ -167,7 +167,20 @@ void check_metric(const std::string& file, size_t row, const char* name, double 
 // writer (trainer.cpp) keeps these invariants: checkpoints are written at an epoch's end
 // (batches_done 0) or after a batch that is not the epoch's last; one optimizer step per
 // batch; the partial sums cover exactly the batches done of the epoch in progress.
+void check_position(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_epoch_in_progress(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_optimizer(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_history(const std::string& file, const TrainingState& state);
+
 void check_state(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
+    check_position(file, state, bounds);
+    check_epoch_in_progress(file, state, bounds);
+    check_optimizer(file, state, bounds);
+    check_history(file, state);
+}
+
+// Where the run stopped: epochs and batches done, and the shuffle stream there.
+void check_position(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
     if (bounds.train_rows < 1 || bounds.batch_size < 1 || bounds.batch_size > bounds.train_rows ||
         bounds.epochs < 0)
         throw std::invalid_argument(fmt::format("resume bounds of {} rows, batch {}, {} epochs are not a run",
@@ -194,7 +207,10 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                     "is not a state of the shuffle stream ({} characters; expected 313 decimal numbers, not "
                     "all zero)",
                     state.epoch_start_random.size()));
+}
 
+void check_epoch_in_progress(const std::string& file, const TrainingState& state,
+                             const ResumeBounds& bounds) {
     // The epoch in progress: full batches so far (none is the last); at an epoch's end, the
     // whole epoch (or nothing before the first).
     const int64_t seen = state.batches_done > 0  ? state.batches_done * bounds.batch_size
@@ -219,13 +235,16 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
         invalid(file, "partial_loss_sum",
                 fmt::format("is {}; expected a finite sum of losses from 0 to {:g}", state.partial_loss_sum,
                             largest_sum));
+}
 
+// The parameters and the optimizer's state: one step per batch trained.
+void check_optimizer(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
+    const int64_t batches = bounds.batches_per_epoch();
     check_floats(file, "parameters", state.parameters, bounds.parameter_count, "the model");
     if (state.optimizer_kind != bounds.optimizer_kind)
         invalid(file, "optimizer_kind",
                 fmt::format("is '{}'; this run's optimizer is '{}'", state.optimizer_kind,
                             bounds.optimizer_kind));
-    // One step per batch trained.
     int64_t steps = 0;
     if (__builtin_mul_overflow(state.epochs_done, batches, &steps) ||
         __builtin_add_overflow(steps, state.batches_done, &steps))
@@ -241,7 +260,10 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                  adam ? "Adam's mean of gradients" : "SGD's velocity");
     check_floats(file, "optimizer_second", state.optimizer_second, adam ? bounds.parameter_count : 0,
                  adam ? "Adam's mean of squared gradients" : "SGD (no second moment)", true);
+}
 
+// One row per epoch done, each a plausible measurement.
+void check_history(const std::string& file, const TrainingState& state) {
     if (state.history.size() != static_cast<uint64_t>(state.epochs_done))
         invalid(file, "history",
                 fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),

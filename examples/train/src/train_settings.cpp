@@ -121,6 +121,65 @@ struct KeyContext {
 
 using KeyReader = std::function<void(const KeyContext&, TrainSettings&)>;
 
+void read_synthetic(const KeyContext& c, TrainSettings& s) {
+    if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+        s.synthetic.reset();
+        return;
+    }
+    try {
+        s.synthetic = parse_synthetic_shape(c.text());
+    } catch (const std::invalid_argument&) {
+        c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
+    }
+}
+
+void read_hidden(const KeyContext& c, TrainSettings& s) {
+    s.hidden.clear();
+    if (c.node.IsNull()) return;
+    if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
+    for (const auto& item : c.node) {
+        int64_t size = 0;
+        try {
+            size = item.as<int64_t>();
+        } catch (const YAML::Exception&) {
+            c.fail("a list of whole numbers >= 1");
+        }
+        if (size < 1) c.fail("a list of whole numbers >= 1");
+        s.hidden.push_back(size);
+    }
+}
+
+void read_class_weights(const KeyContext& c, TrainSettings& s) {
+    std::string spec;
+    if (c.node.IsSequence() && c.node.size() == 2)
+        spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
+    else if (c.node.IsScalar())
+        spec = c.node.Scalar();
+    try {
+        class_weight_values(spec, 1, 1);
+    } catch (const std::invalid_argument&) {
+        c.fail("balanced, none, or two positive weights [w0, w1]");
+    }
+    s.class_weights = spec;
+}
+
+void read_pos_weight(const KeyContext& c, TrainSettings& s) {
+    if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+        s.pos_weight = "none";
+        return;
+    }
+    const std::string spec = c.node.IsScalar() ? c.node.Scalar() : "";
+    std::optional<float> value;
+    try {
+        value = pos_weight_value(spec, 1, 1);
+    } catch (const std::invalid_argument&) {
+        c.fail(fmt::format("none, balanced, or a number > 0 (the positives' loss multiplier){}",
+                           did_you_mean(spec, {"none", "balanced"})));
+    }
+    // A number is kept in one spelling, so "2.50" and "2.5" are the same run.
+    s.pos_weight = spec == "none" || spec == "balanced" ? spec : fmt::format("{}", *value);
+}
+
 const std::map<std::string, KeyReader>& key_readers() {
     static const std::map<std::string, KeyReader> readers = {
         {"data.path", [](const KeyContext& c, TrainSettings& s) { s.data_path = c.text(); }},
@@ -130,40 +189,14 @@ const std::map<std::string, KeyReader>& key_readers() {
          }},
         {"data.test_fraction",
          [](const KeyContext& c, TrainSettings& s) { s.test_fraction = c.number(0, true, 0.9); }},
-        {"data.synthetic",
-         [](const KeyContext& c, TrainSettings& s) {
-             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
-                 s.synthetic.reset();
-                 return;
-             }
-             try {
-                 s.synthetic = parse_synthetic_shape(c.text());
-             } catch (const std::invalid_argument&) {
-                 c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
-             }
-         }},
+        {"data.synthetic", read_synthetic},
         {"data.synthetic_noise",
          [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
         {"model.kind",
          [](const KeyContext& c, TrainSettings& s) {
              s.model_kind = c.choice({"logistic", "mlp"});
          }},
-        {"model.hidden",
-         [](const KeyContext& c, TrainSettings& s) {
-             s.hidden.clear();
-             if (c.node.IsNull()) return;
-             if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
-             for (const auto& item : c.node) {
-                 int64_t size = 0;
-                 try {
-                     size = item.as<int64_t>();
-                 } catch (const YAML::Exception&) {
-                     c.fail("a list of whole numbers >= 1");
-                 }
-                 if (size < 1) c.fail("a list of whole numbers >= 1");
-                 s.hidden.push_back(size);
-             }
-         }},
+        {"model.hidden", read_hidden},
         {"loss",
          [](const KeyContext& c, TrainSettings& s) {
              s.loss = c.choice({"bce_with_logits", "bce"});
@@ -187,37 +220,8 @@ const std::map<std::string, KeyReader>& key_readers() {
         {"train.threads", [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0); }},
         {"train.seed",
          [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
-        {"train.class_weights",
-         [](const KeyContext& c, TrainSettings& s) {
-             std::string spec;
-             if (c.node.IsSequence() && c.node.size() == 2)
-                 spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
-             else if (c.node.IsScalar())
-                 spec = c.node.Scalar();
-             try {
-                 class_weight_values(spec, 1, 1);
-             } catch (const std::invalid_argument&) {
-                 c.fail("balanced, none, or two positive weights [w0, w1]");
-             }
-             s.class_weights = spec;
-         }},
-        {"train.pos_weight",
-         [](const KeyContext& c, TrainSettings& s) {
-             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
-                 s.pos_weight = "none";
-                 return;
-             }
-             const std::string spec = c.node.IsScalar() ? c.node.Scalar() : "";
-             std::optional<float> value;
-             try {
-                 value = pos_weight_value(spec, 1, 1);
-             } catch (const std::invalid_argument&) {
-                 c.fail(fmt::format("none, balanced, or a number > 0 (the positives' loss multiplier){}",
-                                    did_you_mean(spec, {"none", "balanced"})));
-             }
-             // A number is kept in one spelling, so "2.50" and "2.5" are the same run.
-             s.pos_weight = spec == "none" || spec == "balanced" ? spec : fmt::format("{}", *value);
-         }},
+        {"train.class_weights", read_class_weights},
+        {"train.pos_weight", read_pos_weight},
         {"checkpoint.every", [](const KeyContext& c, TrainSettings& s) { s.checkpoint_every = c.whole(0); }},
         {"output.dir", [](const KeyContext& c, TrainSettings& s) { s.output_dir = c.text(); }},
     };

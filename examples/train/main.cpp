@@ -16,6 +16,7 @@
 
 #include "communicator.h"
 #include "device_loss.h"
+#include "safe_file.h"
 #include "train_settings.h"
 #include "trainer.h"
 
@@ -102,13 +103,8 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     const auto effective_config =
         request.settings.output_dir /
         (leader ? std::string("config.yaml") : fmt::format(".config.rank{}.yaml", communicator.rank()));
-    {
-        std::FILE* file = std::fopen(effective_config.c_str(), "w");
-        if (!file) throw std::runtime_error(fmt::format("cannot write '{}'", effective_config.string()));
-        const std::string text = train::effective_config_text(document, request.settings.data_path);
-        std::fwrite(text.data(), 1, text.size(), file);
-        std::fclose(file);
-    }
+    train::write_file_atomically(effective_config,
+                                 train::effective_config_text(document, request.settings.data_path));
 
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).

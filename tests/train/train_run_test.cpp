@@ -184,6 +184,34 @@ TEST_F(TrainRun, CorruptOrMismatchedCheckpointIsRefused) {
     EXPECT_NE(corrupt.output.find("is corrupt"), std::string::npos) << corrupt.output;
 }
 
+// Links planted in the output folder, at the names the outputs had as temporaries and at
+// the outputs' own names: the run replaces the latter with its files and never writes
+// through any of them.
+TEST_F(TrainRun, PlantedLinksInTheOutputFolderAreNeverFollowed) {
+    const auto output = folder.path() / "run";
+    std::filesystem::create_directories(output);
+    const std::vector<std::string> outputs = {"checkpoint.bin", "metrics.csv", "training_curves.svg",
+                                              "summary.json", "config.yaml"};
+    std::vector<std::filesystem::path> victims;
+    for (const auto& name : outputs)
+        for (const std::string suffix : {"", ".tmp"}) {
+            victims.push_back(folder.write("victim_" + name + suffix, "precious\n"));
+            std::filesystem::create_symlink(victims.back(), output / (name + suffix));
+        }
+    const RunResult result = run(output, {"--set", "train.epochs=2"});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    for (const auto& victim : victims) EXPECT_EQ(read_text(victim), "precious\n") << victim;
+    for (const auto& name : outputs) {
+        EXPECT_FALSE(std::filesystem::is_symlink(output / name)) << name;
+        EXPECT_GT(std::filesystem::file_size(output / name), 0u) << name;
+        EXPECT_TRUE(std::filesystem::is_symlink(output / (name + ".tmp"))) << name;
+    }
+    EXPECT_EQ(metrics(output).size(), 2u);
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(output)) ++entries;
+    EXPECT_EQ(entries, 2 * outputs.size());  // no temporary left behind
+}
+
 // Checkpoints edited by hand, with the checksum recomputed (encode_checkpoint writes a
 // valid one): each is refused with the field it breaks before any of it is used.
 TEST_F(TrainRun, ForgedCheckpointWithAValidChecksumIsRefused) {

@@ -1,8 +1,6 @@
 #include "checkpoint.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <stdexcept>
 
 #include "random_stream.h"
+#include "safe_file.h"
 
 namespace train {
 namespace {
@@ -282,40 +281,7 @@ void check_history(const std::string& file, const TrainingState& state) {
     }
 }
 
-[[noreturn]] void fail_errno(const std::string& what, const std::filesystem::path& path) {
-    throw std::runtime_error(fmt::format("cannot {} '{}': {}", what, path.string(), std::strerror(errno)));
-}
-
 }  // namespace
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail_errno("create", temporary);
-    size_t written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::close(fd);
-            fail_errno("write", temporary);
-        }
-        written += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-        ::close(fd);
-        fail_errno("fsync", temporary);
-    }
-    if (::close(fd) != 0) fail_errno("close", temporary);
-    if (::rename(temporary.c_str(), path.c_str()) != 0) fail_errno("rename into place", path);
-    // The rename itself is durable once the folder is synced.
-    const auto folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (folder_fd >= 0) {
-        ::fsync(folder_fd);
-        ::close(folder_fd);
-    }
-}
 
 std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& state) {
     ByteWriter payload;

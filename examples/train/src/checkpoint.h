@@ -71,8 +71,8 @@ std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes
 TrainingState parse_checkpoint(const std::string& bytes, const std::string& name, const RunIdentity& expected,
                                const ResumeBounds& bounds);
 
-// Writes to a temporary file beside path, fsyncs it, renames it over path and fsyncs the
-// folder: a crash leaves the old checkpoint or the new one, never half of one.
+// Writes the checkpoint with write_file_atomically (safe_file.h): a crash leaves the old
+// checkpoint or the new one, never half of one.
 void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity,
                       const TrainingState& state);
 
@@ -81,8 +81,5 @@ void write_checkpoint(const std::filesystem::path& path, const RunIdentity& iden
 // made by another run, or a field that does not fit this run).
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds);
-
-// Writes text to path through a temporary file and a rename.
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
 
 }  // namespace train

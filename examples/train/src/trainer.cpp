@@ -20,6 +20,7 @@
 #include "optimizer.h"
 #include "random_stream.h"
 #include "run_report.h"
+#include "safe_file.h"
 #include "test_evaluation.h"
 #include "train_step.h"
 #include "training_data.h"

@@ -16,6 +16,7 @@
 
 #include "communicator.h"
 #include "device_loss.h"
+#include "rank_agreement.h"
 #include "safe_file.h"
 #include "train_settings.h"
 #include "trainer.h"
@@ -94,6 +95,9 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
         request.resume_from = line.resume.empty() ? request.settings.output_dir / "checkpoint.bin"
                                                   : std::filesystem::path(line.resume);
     request.communicator = &communicator;
+    // Before anything is written: a rank that would train otherwise stops the job here.
+    train::agree_on_settings(
+        communicator, train::effective_settings(request.settings, request.backend, communicator.size()));
 
     // The run's folder keeps the config it ran with; aclInit reads that same file. In a
     // data-parallel run rank 0 writes it; the others read their own copy, removed once the
@@ -154,6 +158,10 @@ int main(int argc, char** argv) {
     line.resume_requested = resume_option->count() > 0;
     try {
         return train_as_configured(line, *communicator);
+    } catch (const train::SettingsMismatch& error) {
+        // Every process knows: one message, and each leaves without stopping the others.
+        if (communicator->rank() == 0) std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+        return 1;
     } catch (const std::exception& error) {
         return fail(error.what());
     }

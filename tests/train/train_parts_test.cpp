@@ -26,6 +26,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "rank_agreement.h"
 #include "row_kernels.h"
 #include "row_table.h"
 #include "shard_tree.h"
@@ -1266,6 +1267,59 @@ TEST(TrainRandomStream, StateRestoresTheSequence) {
     ASSERT_TRUE(b.restore(saved));
     EXPECT_EQ(b.next(), expected);
     EXPECT_FALSE(b.restore("not a state"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrainAgreement, DisagreementNamesEveryKeyThatDiffersWithEachRanksValue) {
+    const SettingLines a = {{"train.epochs", "5"}, {"optimizer.lr", "0.01"}, {"train.seed", "42"}};
+    const SettingLines b = {{"train.epochs", "5"}, {"optimizer.lr", "0.02"}, {"train.seed", "42"}};
+    const SettingLines c = {{"train.epochs", "6"}, {"optimizer.lr", "0.01"}};
+    EXPECT_EQ(settings_disagreement({a, a, a}), "");
+    EXPECT_EQ(settings_disagreement({a, b}), "optimizer.lr (rank 0: 0.01, rank 1: 0.02)");
+    // A difference on a later rank only, and a key one rank lacks.
+    EXPECT_EQ(settings_disagreement({a, a, c}),
+              "train.epochs (rank 0: 5, rank 1: 5, rank 2: 6); "
+              "train.seed (rank 0: 42, rank 1: 42, rank 2: (none))");
+    EXPECT_EQ(settings_disagreement({{{"data.path", "a\nb"}}, {{"data.path", "c"}}}),
+              "data.path (rank 0: a\\x0ab, rank 1: c)");
+}
+
+TEST(TrainAgreement, EffectiveSettingsCoverTheRunAndTheDataButNotThreadsOrOutputs) {
+    TempFolder folder;
+    TrainSettings settings;
+    settings.data_path = folder.write("a.csv", "1,2,1\n3,4,0\n");
+    const SettingLines base = effective_settings(settings, "cpu_tbb", 2);
+    const auto value = [](const SettingLines& lines, const std::string& key) {
+        for (const auto& line : lines)
+            if (line.first == key) return line.second;
+        return std::string("(none)");
+    };
+    EXPECT_EQ(value(base, "data.file_size"), "12 bytes");
+    EXPECT_EQ(value(base, "backend"), "cpu_tbb");
+    EXPECT_EQ(value(base, "processes"), "2");
+    EXPECT_EQ(value(base, "train.epochs"), "50");
+    EXPECT_TRUE(std::is_sorted(base.begin(), base.end()));
+    TrainSettings other = settings;
+    other.threads = 3;
+    other.output_dir = "elsewhere";
+    other.data_path = folder.write("b.csv", "1,2,1\n3,4,0\n");  // the same bytes
+    EXPECT_EQ(effective_settings(other, "cpu_tbb", 2), base);
+    other.data_path = folder.write("c.csv", "1,2,1\n3,4,1\n");
+    EXPECT_NE(value(effective_settings(other, "cpu_tbb", 2), "data.file_hash"),
+              value(base, "data.file_hash"));
+    EXPECT_NE(effective_settings(settings, "atlas_emu", 2), base);
+    EXPECT_NE(effective_settings(settings, "cpu_tbb", 3), base);
+    for (const auto& change : std::vector<std::function<void(TrainSettings&)>>{
+             [](TrainSettings& s) { s.epochs = 7; }, [](TrainSettings& s) { s.batch_size = 8; },
+             [](TrainSettings& s) { s.learning_rate = 0.5; }, [](TrainSettings& s) { s.seed = 1; },
+             [](TrainSettings& s) { s.checkpoint_every = 3; }, [](TrainSettings& s) { s.loss = "bce"; }}) {
+        TrainSettings changed = settings;
+        change(changed);
+        EXPECT_NE(effective_settings(changed, "cpu_tbb", 2), base);
+    }
 }
 
 }  // namespace

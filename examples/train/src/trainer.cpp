@@ -143,7 +143,8 @@ private:
     int64_t samples_trained_ = 0;
     int64_t batches_run_ = 0;
     double train_seconds_ = 0;
-    int64_t stop_ = 0;  // agreed by every process at the last step
+    int64_t stop_ = 0;                     // agreed by every process at the last step
+    const double combine_seconds_before_;  // spent in exchanges before the training
 };
 
 Model initialized_model(const TrainSettings& settings, int64_t features, LossKind kind) {
@@ -176,7 +177,8 @@ TrainingRun::TrainingRun(const RunRequest& request, Communicator& comm)
       identity_{trajectory_settings(settings_), data_.fingerprint, model_.layer_sizes()},
       batch_size_(std::min(settings_.batch_size, data_.train_rows())),
       batches_per_epoch_((data_.train_rows() + batch_size_ - 1) / batch_size_),
-      model_text_(model_description(settings_, model_, data_.features())) {}
+      model_text_(model_description(settings_, model_, data_.features())),
+      combine_seconds_before_(comm.combine_seconds()) {}
 
 // Every field is checked against this run before any is used (a checkpoint's checksum
 // only catches accidents).
@@ -369,7 +371,7 @@ int TrainingRun::finish() {
     summary.processes = comm_.size();
     summary.host_threads = host_threads_;
     summary.steps = batches_run_;
-    summary.combine_seconds = comm_.combine_seconds();
+    summary.combine_seconds = comm_.combine_seconds() - combine_seconds_before_;
     write_file_atomically(settings_.output_dir / "summary.json", summary_json(summary));
     fmt::print("\n{}", summary_text(summary));
     fmt::print("Outputs in {}: metrics.csv, training_curves.svg, summary.json, checkpoint.bin, config.yaml\n",

@@ -142,11 +142,12 @@ int main(int argc, char** argv) {
         // In a data-parallel run one process's error stops the job: the others would wait
         // for it at the next combine.
         if (communicator->distributed()) {
-            std::fprintf(stderr, "nnplug_train: %s: %s\n", communicator->name().c_str(), message.c_str());
+            std::fprintf(stderr, "nnplug_train: %s: %s\n", communicator->name().c_str(),
+                         train::printable(message).c_str());
             std::fflush(stderr);
             communicator->abort(1);
         }
-        std::fprintf(stderr, "nnplug_train: %s\n", message.c_str());
+        std::fprintf(stderr, "nnplug_train: %s\n", train::printable(message).c_str());
         return 1;
     };
     try {
@@ -160,7 +161,8 @@ int main(int argc, char** argv) {
         return train_as_configured(line, *communicator);
     } catch (const train::SettingsMismatch& error) {
         // Every process knows: one message, and each leaves without stopping the others.
-        if (communicator->rank() == 0) std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+        if (communicator->rank() == 0)
+            std::fprintf(stderr, "nnplug_train: %s\n", train::printable(error.what()).c_str());
         return 1;
     } catch (const std::exception& error) {
         return fail(error.what());

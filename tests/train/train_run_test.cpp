@@ -3,9 +3,11 @@
 #include <acl/acl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,14 +31,15 @@ std::vector<std::string> base_arguments(const std::filesystem::path& output) {
     return {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()};
 }
 
-RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra) {
+RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra,
+              double seconds = -1) {
     auto arguments = base_arguments(output);
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     std::filesystem::create_directories(output.parent_path());
     const auto log = output.string() + ".log";
     RunResult result;
     const pid_t pid = start(arguments, log);
-    if (pid > 0) result.exit_code = wait_for(pid);
+    if (pid > 0) result.exit_code = wait_for(pid, seconds);
     result.output = read_text(log);
     return result;
 }
@@ -210,6 +213,61 @@ TEST_F(TrainRun, PlantedLinksInTheOutputFolderAreNeverFollowed) {
     size_t entries = 0;
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(output)) ++entries;
     EXPECT_EQ(entries, 2 * outputs.size());  // no temporary left behind
+}
+
+// Inputs that are not regular files, or are larger than they can be, are refused with a
+// message at once: no hang on a FIFO, no std::bad_alloc on /dev/zero.
+TEST_F(TrainRun, FifosDevicesAndOversizedInputsAreRefusedAtOnce) {
+    const auto fifo = folder.path() / "fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const auto expect_error = [&](const std::vector<std::string>& extra, const std::string& message) {
+        const RunResult result = run(folder.path() / "out", extra, 20);
+        ASSERT_NE(result.exit_code, -2) << "hung: " << extra.back();
+        EXPECT_EQ(result.exit_code, 1) << result.output;
+        EXPECT_NE(result.output.find("nnplug_train: " + message), std::string::npos) << result.output;
+        EXPECT_EQ(result.output.find("bad_alloc"), std::string::npos) << result.output;
+    };
+    expect_error({"--resume", "/dev/zero"},
+                 "checkpoint '/dev/zero' is not a regular file (a character device)");
+    expect_error({"--resume", fifo.string()},
+                 "checkpoint '" + fifo.string() + "' is not a regular file (a FIFO)");
+    expect_error({"--resume", folder.path().string()},
+                 "checkpoint '" + folder.path().string() + "' is not a regular file (a folder)");
+    // A sparse file far larger than this run's checkpoint (641 parameters at most here).
+    const auto huge = folder.path() / "huge.bin";
+    std::filesystem::resize_file(folder.write("huge.bin", "NNPTRAIN"), int64_t{1} << 32);
+    expect_error({"--resume", huge.string()},
+                 "checkpoint '" + huge.string() + "' is 4294967296 bytes; the largest");
+    const auto config_run = [&](const std::filesystem::path& config, const std::string& message) {
+        auto arguments = base_arguments(folder.path() / "out");
+        arguments[2] = config.string();
+        const auto log = folder.path() / "config.log";
+        const pid_t pid = start(arguments, log);
+        ASSERT_GT(pid, 0);
+        const int code = wait_for(pid, 20);
+        ASSERT_NE(code, -2) << "hung on " << config;
+        EXPECT_EQ(code, 1);
+        EXPECT_NE(read_text(log).find("nnplug_train: " + message), std::string::npos) << read_text(log);
+    };
+    config_run(fifo, "config file '" + fifo.string() + "' is not a regular file (a FIFO)");
+    config_run("/dev/zero", "config file '/dev/zero' is not a regular file (a character device)");
+    const auto big = folder.write("big.yaml", "# " + std::string(1 << 20, 'x') + "\n");
+    config_run(big,
+               "config file '" + big.string() + "' is 1048579 bytes; the largest accepted is 1048576 bytes");
+    const auto multi =
+        folder.write("multi.yaml", "application: {train: {epochs: 2}}\n---\nbackend: nosuch\n");
+    config_run(multi, multi.string() + ": holds 2 YAML documents");
+}
+
+TEST_F(TrainRun, ControlBytesFromTheUserArePrintedEscaped) {
+    const RunResult value = run(folder.path() / "a", {"--set", "optimizer.lr=0.1\n\x1b[31mPASS"});
+    EXPECT_EQ(value.exit_code, 1);
+    EXPECT_NE(value.output.find("lr=0.1\\x0a\\x1b[31mPASS: "), std::string::npos) << value.output;
+    EXPECT_EQ(value.output.find('\x1b'), std::string::npos) << value.output;
+    const RunResult path = run(folder.path() / "b", {"--resume", (folder.path() / "no\nsuch").string()});
+    EXPECT_EQ(path.exit_code, 1);
+    EXPECT_NE(path.output.find("no\\x0asuch"), std::string::npos) << path.output;
+    EXPECT_EQ(std::count(path.output.begin(), path.output.end(), '\n'), 1) << path.output;
 }
 
 // Checkpoints edited by hand, with the checksum recomputed (encode_checkpoint writes a

@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -369,12 +368,21 @@ TrainingState parse_checkpoint(const std::string& bytes, const std::string& file
     return std::move(state);
 }
 
+int64_t largest_checkpoint_bytes(const ResumeBounds& bounds) {
+    // The parameters and two optimizer moments in float, a row of metrics per epoch, and
+    // room for the header, the identity's settings and the shuffle stream's state.
+    constexpr int64_t kFixedPart = int64_t{1} << 20;
+    const auto parameters = static_cast<int64_t>(bounds.parameter_count);
+    return kFixedPart + 3 * parameters * static_cast<int64_t>(sizeof(float)) +
+           std::max<int64_t>(bounds.epochs, 0) * static_cast<int64_t>(sizeof(EpochMetrics));
+}
+
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds) {
-    const std::string file = path.string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot open checkpoint '{}'", file));
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string file = printable(path.string());
+    // A FIFO, a device or a file larger than this run's checkpoint can be is refused before
+    // anything is read or allocated.
+    const std::string bytes = read_regular_file(path, largest_checkpoint_bytes(bounds), "checkpoint");
     return parse_checkpoint(bytes, file, expected, bounds);
 }
 

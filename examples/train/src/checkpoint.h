@@ -76,9 +76,14 @@ TrainingState parse_checkpoint(const std::string& bytes, const std::string& name
 void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity,
                       const TrainingState& state);
 
+// The largest checkpoint a run within bounds writes: 1 MiB for the header, the identity and
+// the shuffle stream's state, plus 12 bytes per parameter and a row of metrics per epoch.
+int64_t largest_checkpoint_bytes(const ResumeBounds& bounds);
+
 // Reads a checkpoint and checks it as parse_checkpoint does; throws std::runtime_error
-// naming the file and what is wrong (not a checkpoint, another format version, corrupt,
-// made by another run, or a field that does not fit this run).
+// naming the file and what is wrong (not a regular file, larger than
+// largest_checkpoint_bytes, not a checkpoint, another format version, corrupt, made by
+// another run, or a field that does not fit this run).
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds);
 

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "safe_file.h"
 
 namespace train {
 namespace {
@@ -161,16 +164,17 @@ std::string training_curves_svg(const std::vector<EpochMetrics>& history, const 
 
 std::string summary_text(const RunSummary& s) {
     const auto& c = s.confusion.counts;
-    const size_t name_width = std::max<size_t>({s.label_names[0].size(), s.label_names[1].size(), 6}) + 2;
+    // Label names come from the data file: printed escaped.
+    const std::array<std::string, 2> names = {printable(s.label_names[0]), printable(s.label_names[1])};
+    const size_t name_width = std::max<size_t>({names[0].size(), names[1].size(), 6}) + 2;
     std::string text = fmt::format("Test accuracy: {:.2f}% ({} of {}), ROC AUC {:.4f}, test loss {:.4f}\n",
                                    100.0 * s.confusion.accuracy(), c[0][0] + c[1][1], s.confusion.total(),
                                    s.last.test_roc_auc, s.last.test_loss);
     text += "Confusion matrix (rows: actual, columns: predicted)\n";
-    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, s.label_names[0], name_width,
-                        s.label_names[1], name_width);
+    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, names[0], name_width, names[1], name_width);
     for (int actual = 0; actual < 2; ++actual)
-        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", s.label_names[actual], name_width, c[actual][0],
-                            name_width, c[actual][1], name_width);
+        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", names[static_cast<size_t>(actual)], name_width,
+                            c[actual][0], name_width, c[actual][1], name_width);
     if (s.samples_trained > 0)
         text += fmt::format("Training throughput: {:.0f} samples/s ({} samples in {:.3f} s) on {}\n",
                             s.samples_per_second, s.samples_trained, s.train_seconds, s.backend);

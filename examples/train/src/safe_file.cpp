@@ -123,7 +123,7 @@ std::string printable(const std::string& text) {
     out.reserve(text.size());
     for (const char c : text) {
         const auto byte = static_cast<unsigned char>(c);
-        if ((byte < 0x20 && byte != '\t') || byte == 0x7f || byte == '\\')
+        if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
             out += fmt::format("\\x{:02x}", byte);
         else
             out += c;

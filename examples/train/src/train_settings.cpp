@@ -11,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "safe_file.h"
+
 namespace train {
 namespace {
 
@@ -258,22 +260,25 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }  // namespace
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
-    if (!std::filesystem::is_regular_file(path))
-        throw std::runtime_error(
-            fmt::format("config file '{}' does not exist or is not a file", path.string()));
+    const std::string shown = printable(path.string());
+    const std::string text = read_regular_file(path, kLargestConfigBytes, "config file");
     ConfigDocument document;
     document.source = std::filesystem::absolute(path);
+    std::vector<YAML::Node> documents;
     try {
-        document.root = YAML::LoadFile(path.string());
+        documents = YAML::LoadAll(text);
     } catch (const YAML::Exception& exception) {
-        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", path.string(),
-                                             exception.mark.line + 1, exception.mark.column + 1,
-                                             exception.msg));
+        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", shown, exception.mark.line + 1,
+                                             exception.mark.column + 1, printable(exception.msg)));
     }
+    if (documents.size() > 1)
+        throw std::runtime_error(
+            fmt::format("{}: holds {} YAML documents (separated by '---'); a config is one document", shown,
+                        documents.size()));
+    document.root = documents.empty() ? YAML::Node() : documents.front();
     if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
     if (!document.root.IsMap())
-        throw std::runtime_error(
-            fmt::format("{}: the top level must be a mapping of keys to values", path.string()));
+        throw std::runtime_error(fmt::format("{}: the top level must be a mapping of keys to values", shown));
     return document;
 }
 

@@ -60,7 +60,12 @@ struct ConfigDocument {
     std::map<std::string, std::string> overrides;  // application key -> the --set text that changed it
 };
 
-// Reads a YAML file; throws std::runtime_error naming the file on failure.
+// The largest config file read: a config is a page of settings (a huge one would only
+// cost time and memory).
+constexpr int64_t kLargestConfigBytes = int64_t{1} << 20;
+
+// Reads a YAML file of one document: a regular file of at most kLargestConfigBytes; throws
+// std::runtime_error naming the file on failure.
 ConfigDocument read_config_document(const std::filesystem::path& path);
 
 // Applies `key=value` overrides: keys of the runtime (backend, log_level, plugin_paths,

@@ -199,8 +199,8 @@ void TrainingRun::resume_from(const std::filesystem::path& checkpoint) {
                         "fit this run",
                         checkpoint.string()));
     if (leader_)
-        fmt::print("Resumed from {} at epoch {} batch {}\n", checkpoint.string(), state_.epochs_done + 1,
-                   state_.batches_done);
+        fmt::print("Resumed from {} at epoch {} batch {}\n", printable(checkpoint.string()),
+                   state_.epochs_done + 1, state_.batches_done);
 }
 
 void TrainingRun::print_header() const {
@@ -210,7 +210,7 @@ void TrainingRun::print_header() const {
     const int ranks = comm_.size();
     const std::optional<float>& pos_weight = data_.pos_weight;
     fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n",
-               data_.split.train.description, data_.train_rows(), data_.test_rows(),
+               printable(data_.split.train.description), data_.train_rows(), data_.test_rows(),
                data_.class_weights.first, data_.class_weights.second, data_.load_seconds);
     fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text_,
                model_.parameters().size(), settings_.optimizer, settings_.learning_rate, settings_.batch_size,
@@ -285,7 +285,7 @@ std::optional<int> TrainingRun::run_epoch(int64_t epoch) {
                 fmt::print(
                     "Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
                     "Continue with --resume.\n",
-                    epoch, b + 1, batches_per_epoch_, checkpoint_path_.string());
+                    epoch, b + 1, batches_per_epoch_, printable(checkpoint_path_.string()));
             return stop_ == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
         }
     }
@@ -294,7 +294,7 @@ std::optional<int> TrainingRun::run_epoch(int64_t epoch) {
     if (stop_ != 0 && epoch < settings_.epochs) {
         if (leader_)
             fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n",
-                       epoch, checkpoint_path_.string());
+                       epoch, printable(checkpoint_path_.string()));
         return stop_ == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
     }
     return std::nullopt;
@@ -375,7 +375,7 @@ int TrainingRun::finish() {
     write_file_atomically(settings_.output_dir / "summary.json", summary_json(summary));
     fmt::print("\n{}", summary_text(summary));
     fmt::print("Outputs in {}: metrics.csv, training_curves.svg, summary.json, checkpoint.bin, config.yaml\n",
-               settings_.output_dir.string());
+               printable(settings_.output_dir.string()));
     return kRunFinished;
 }
 

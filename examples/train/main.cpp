@@ -23,7 +23,8 @@
 
 namespace {
 
-// The installed layout: bin/nnplug_train, share/nnplug/{configs,data}; the build tree mirrors it.
+// The installed layout: bin/nnplug_train, share/nnplug/{configs,examples/data}; the build tree
+// mirrors it.
 std::filesystem::path share_folder() {
     std::error_code error;
     const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -55,7 +56,8 @@ void add_options(CLI::App& app, CommandLine& line, CLI::Option*& resume_option) 
     app.add_option("--synthetic", line.synthetic,
                    "train on a generated, noisy linearly separable set of N rows, D features")
         ->type_name("N,D");
-    app.add_option("-o,--output", line.output_dir, "output folder (overrides output.dir)");
+    app.add_option("-o,--output", line.output_dir,
+                   "output folder (overrides output.dir; default: train_output/<config name>-<backend>)");
     resume_option = app.add_option("--resume", line.resume,
                                    "continue from a checkpoint (default: <output>/checkpoint.bin)")
                         ->expected(0, 1)
@@ -81,15 +83,65 @@ train::ConfigDocument effective_document(const CommandLine& line) {
     return document;
 }
 
-// Reads the config, writes the run's copy and trains between aclInit and aclFinalize.
+// The file aclInit reads: the user's own, so that the runtime's errors name the user's file
+// and lines; when a --set changed a key the runtime reads, a private copy of the effective
+// config (outside the run's folder, removed once the runtime has read it).
+class RuntimeConfig {
+public:
+    RuntimeConfig(const train::ConfigDocument& document, const std::string& text) : path_(document.source) {
+        if (!document.runtime_overridden) return;
+        std::string name = (std::filesystem::temp_directory_path() / "nnplug_train-XXXXXX.yaml").string();
+        const int fd = mkstemps(name.data(), 5);
+        if (fd < 0) throw std::runtime_error("cannot create a temporary config file");
+        ::close(fd);
+        path_ = copy_ = name;
+        train::write_file_atomically(copy_, text);
+    }
+    ~RuntimeConfig() { remove(); }
+    RuntimeConfig(const RuntimeConfig&) = delete;
+    RuntimeConfig& operator=(const RuntimeConfig&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+    void remove() {
+        if (!copy_.empty()) std::filesystem::remove(copy_);
+        copy_.clear();
+    }
+    // A runtime message about the private copy, told about the user's file.
+    std::string told(const std::string& message, const train::ConfigDocument& document) const {
+        if (copy_.empty()) return message;
+        // The copy's line numbers are not the user's: the file and the overrides are named.
+        std::string text = message;
+        const std::string copy = copy_.string(),
+                          shown = document.source.string() + " with the --set overrides";
+        for (size_t at = text.find(copy); at != std::string::npos; at = text.find(copy, at + shown.size())) {
+            size_t end = at + copy.size();
+            for (int field = 0; field < 2 && end < text.size() && text[end] == ':'; ++field) {
+                const size_t digits = text.find_first_not_of("0123456789", end + 1);
+                if (digits == end + 1) break;
+                end = digits == std::string::npos ? text.size() : digits;
+            }
+            text.replace(at, end - at, shown);
+        }
+        return text;
+    }
+
+private:
+    std::filesystem::path path_, copy_;
+};
+
+// Reads the config and trains between aclInit and aclFinalize; the run's folder is written
+// only once the run has started (train::run_training).
 int train_as_configured(const CommandLine& line, train::Communicator& communicator) {
     const train::ConfigDocument document = effective_document(line);
     // NNPLUG_BACKEND overrides the config's backend for aclInit (docs/runtime-api.md).
     if (!line.backend.empty()) setenv("NNPLUG_BACKEND", line.backend.c_str(), 1);
 
     train::RunRequest request;
-    request.settings = train::read_train_settings(document, {share_folder() / "data"});
+    request.settings = train::read_train_settings(document, {});
     request.backend = train::effective_backend(document);
+    if (!train::names_output_dir(document))
+        request.settings.output_dir = train::default_output_dir(document, request.backend);
+    request.config_text = train::effective_config_text(document, request.backend, request.settings.data_path,
+                                                       request.settings.output_dir);
     request.interrupt_after_batches = line.interrupt_after_batches;
     if (line.resume_requested)
         request.resume_from = line.resume.empty() ? request.settings.output_dir / "checkpoint.bin"
@@ -99,21 +151,16 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     train::agree_on_settings(
         communicator, train::effective_settings(request.settings, request.backend, communicator.size()));
 
-    // The run's folder keeps the config it ran with; aclInit reads that same file. In a
-    // data-parallel run rank 0 writes it; the others read their own copy, removed once the
-    // runtime has it.
-    std::filesystem::create_directories(request.settings.output_dir);
-    const bool leader = communicator.rank() == 0;
-    const auto effective_config =
-        request.settings.output_dir /
-        (leader ? std::string("config.yaml") : fmt::format(".config.rank{}.yaml", communicator.rank()));
-    train::write_file_atomically(effective_config,
-                                 train::effective_config_text(document, request.settings.data_path));
-
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
-    train::AclSession session(effective_config.c_str(), communicator.local_rank(), /*wrap_device=*/true);
-    if (!leader) std::filesystem::remove(effective_config);
+    RuntimeConfig runtime_config(document, request.config_text);
+    std::optional<train::AclSession> session;
+    try {
+        session.emplace(runtime_config.path().c_str(), communicator.local_rank(), /*wrap_device=*/true);
+    } catch (const std::runtime_error& error) {
+        throw std::runtime_error(runtime_config.told(error.what(), document));
+    }
+    runtime_config.remove();
     train::install_stop_handlers();
     return train::run_training(request);
 }

@@ -29,6 +29,7 @@
 #include "rank_agreement.h"
 #include "row_kernels.h"
 #include "row_table.h"
+#include "run_report.h"
 #include "shard_tree.h"
 #include "sigmoid.h"
 #include "train_settings.h"
@@ -1320,6 +1321,47 @@ TEST(TrainAgreement, EffectiveSettingsCoverTheRunAndTheDataButNotThreadsOrOutput
         change(changed);
         EXPECT_NE(effective_settings(changed, "cpu_tbb", 2), base);
     }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrainReport, RocPointsRunFromTheOriginToOneOnePerDistinctScore) {
+    const float scores[] = {0.9f, 0.8f, 0.8f, 0.3f, 0.1f};
+    const float labels[] = {1, 1, 0, 1, 0};
+    const std::vector<std::pair<double, double>> expected = {
+        {0.0, 0.0}, {0.0, 1.0 / 3}, {0.5, 1.0}, {0.5, 1.0}, {1.0, 1.0}};
+    // 0.8 is tied between a positive and a negative: one diagonal step, not two.
+    const auto points = roc_points(scores, labels, 5);
+    ASSERT_EQ(points.size(), 5u);
+    EXPECT_EQ(points[1], expected[1]);
+    EXPECT_EQ(points[2], (std::pair<double, double>{0.5, 2.0 / 3}));
+    EXPECT_EQ(points[3], (std::pair<double, double>{0.5, 1.0}));
+    EXPECT_EQ(points.back(), expected.back());
+    const std::string svg = roc_curve_svg(scores, labels, 5, 0.83, "model <x> on data");
+    EXPECT_NE(svg.find("AUC 0.8300"), std::string::npos);
+    EXPECT_NE(svg.find("model &lt;x&gt; on data"), std::string::npos);
+}
+
+// The shipped training configs name their data by a path that resolves beside them, in the
+// repository and in the build tree alike, with no fallback search.
+TEST(TrainSettings, ShippedConfigsFindTheirDataInTheRepositoryAndTheBuildTree) {
+    for (const std::string folder : {NNPLUG_SOURCE_CONFIGS, NNPLUG_BUILD_CONFIGS})
+        for (const std::string name : {"train_cpu.yaml", "train_atlas_910b.yaml"}) {
+            const auto config = std::filesystem::path(folder) / name;
+            const TrainSettings settings = read_train_settings(read_config_document(config), {});
+            EXPECT_TRUE(std::filesystem::is_regular_file(settings.data_path)) << config;
+            EXPECT_EQ(settings.data_path.filename(), "breast_cancer_wisconsin.csv");
+            EXPECT_FALSE(names_output_dir(read_config_document(config))) << config;
+        }
+}
+
+TEST(TrainSettings, DefaultOutputFolderIsNamedAfterTheConfigAndBackend) {
+    TempFolder folder;
+    const ConfigDocument document = read_config_document(folder.write("my_run.yaml", "backend: cpu_tbb\n"));
+    EXPECT_EQ(default_output_dir(document, "atlas_emu"),
+              std::filesystem::path("train_output/my_run-atlas_emu"));
 }
 
 }  // namespace

@@ -225,7 +225,10 @@ const std::map<std::string, KeyReader>& key_readers() {
         {"train.class_weights", read_class_weights},
         {"train.pos_weight", read_pos_weight},
         {"checkpoint.every", [](const KeyContext& c, TrainSettings& s) { s.checkpoint_every = c.whole(0); }},
-        {"output.dir", [](const KeyContext& c, TrainSettings& s) { s.output_dir = c.text(); }},
+        {"output.dir",
+         [](const KeyContext& c, TrainSettings& s) {
+             if (!c.node.IsNull()) s.output_dir = c.text();  // empty: named after the config and backend
+         }},
     };
     return readers;
 }
@@ -302,6 +305,7 @@ void apply_override(ConfigDocument& document, const std::string& assignment) {
     }
     if (std::find(kRuntimeKeys.begin(), kRuntimeKeys.end(), parts[0]) != kRuntimeKeys.end()) {
         set_path(document.root, parts, 0, value);  // the runtime checks these when aclInit reads them
+        document.runtime_overridden = true;
         return;
     }
     const auto& readers = key_readers();
@@ -384,10 +388,14 @@ std::string effective_backend(const ConfigDocument& document) {
     return backend && backend.IsScalar() ? backend.Scalar() : "cpu_tbb";
 }
 
-std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path) {
+std::string effective_config_text(const ConfigDocument& document, const std::string& backend,
+                                  const std::filesystem::path& data_path,
+                                  const std::filesystem::path& output_dir) {
     YAML::Node root = YAML::Clone(document.root);
+    if (!backend.empty()) root["backend"] = backend;
     if (!data_path.empty())
         set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
+    set_path(root, {"application", "output", "dir"}, 0, YAML::Node(output_dir.string()));
     const YAML::Node paths = root["plugin_paths"];
     if (paths && paths.IsSequence()) {
         YAML::Node absolute(YAML::NodeType::Sequence);
@@ -400,6 +408,17 @@ std::string effective_config_text(const ConfigDocument& document, const std::fil
     YAML::Emitter out;
     out << root;
     return std::string(out.c_str()) + "\n";
+}
+
+std::filesystem::path default_output_dir(const ConfigDocument& document, const std::string& backend) {
+    return std::filesystem::path("train_output") / (document.source.stem().string() + "-" + backend);
+}
+
+bool names_output_dir(const ConfigDocument& document) {
+    const YAML::Node application = document.root["application"];
+    if (!application || !application.IsMap()) return false;
+    const YAML::Node output = application["output"];
+    return output && output.IsMap() && output["dir"] && !output["dir"].IsNull();
 }
 
 std::vector<std::pair<std::string, std::string>> trajectory_settings(const TrainSettings& s) {

@@ -58,6 +58,7 @@ struct ConfigDocument {
     std::filesystem::path source;
     YAML::Node root;
     std::map<std::string, std::string> overrides;  // application key -> the --set text that changed it
+    bool runtime_overridden = false;               // a --set changed a key the runtime reads
 };
 
 // The largest config file read: a config is a page of settings (a huge one would only
@@ -81,10 +82,20 @@ TrainSettings read_train_settings(const ConfigDocument& document,
 // The backend the runtime will use: $NNPLUG_BACKEND, else the document's `backend`.
 std::string effective_backend(const ConfigDocument& document);
 
-// The document as aclInit should read it, with relative plugin paths made absolute
-// (the effective config is written away from the original file) and `data.path` set to
-// the data file found (empty: left as it is).
-std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path);
+// The config a run used, as the run's folder keeps it: the document after every --set, with
+// the backend actually used, relative plugin paths made absolute (the copy lives away from
+// the original file), `data.path` set to the data file found (empty: left as it is) and
+// `output.dir` to the run's folder. Rerunning from it repeats the run.
+std::string effective_config_text(const ConfigDocument& document, const std::string& backend,
+                                  const std::filesystem::path& data_path,
+                                  const std::filesystem::path& output_dir);
+
+// The run's folder when the config and the command line name none:
+// train_output/<config file's stem>-<backend>.
+std::filesystem::path default_output_dir(const ConfigDocument& document, const std::string& backend);
+
+// True when the document (after overrides) sets application.output.dir.
+bool names_output_dir(const ConfigDocument& document);
 
 // The settings that decide the trajectory of a run, as sorted "key=value" lines; a
 // checkpoint must match them to be resumed. Epochs, outputs and backend are left out.

@@ -54,7 +54,7 @@ TrainStep::TrainStep(const StepSetup& setup)
     // first step (a shorter chunk, at a group's or the epoch's end, makes its executors
     // when it first runs).
     if (aclrtGetDevice(&device_) != ACL_SUCCESS)
-        throw std::runtime_error(fmt::format("aclrtGetDevice failed: {}", aclGetRecentErrMsg()));
+        throw std::runtime_error(acl_failure("aclrtGetDevice", ACL_ERROR_FAILURE));
     const int64_t chunk_rows = std::min(batch_size, shards_per_chunk_ * rows_per_shard_);
     for (int t = 0; t < arena_.max_concurrency(); ++t) {
         thread_losses_.push_back(
@@ -93,8 +93,7 @@ DeviceBceLoss& TrainStep::thread_loss() {
     // aclrtSetDevice is per host thread (as in CANN), and any of oneTBB's threads may run
     // the chunk: a few tens of nanoseconds a chunk.
     if (const aclError status = aclrtSetDevice(device_))
-        throw std::runtime_error(
-            fmt::format("aclrtSetDevice failed with status {}: {}", status, aclGetRecentErrMsg()));
+        throw std::runtime_error(acl_failure("aclrtSetDevice", status));
     return *thread_losses_[static_cast<size_t>(slot)];
 }
 

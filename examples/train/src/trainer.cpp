@@ -106,6 +106,9 @@ namespace {
 
 // One run's steps: data, model (and a resumed state), the training loop, evaluation and
 // the outputs. Rank 0 prints and writes; every rank trains its part of every batch.
+// The tensors the loss runs on.
+constexpr const char* kDtype = "float32";
+
 class TrainingRun {
 public:
     TrainingRun(const RunRequest& request, Communicator& comm);
@@ -116,8 +119,14 @@ private:
     void print_header() const;
     std::optional<int> run_epoch(int64_t epoch);
     void end_epoch(int64_t epoch, double epoch_seconds, int64_t epoch_samples);
+    bool finished_already() const;
+    void start_outputs();
     void save_checkpoint();
     void write_outputs();
+    std::string title() const {
+        return run_title(model_text_, data_.split.train.description, settings_.loss, kDtype,
+                         request_.backend);
+    }
     int finish();
 
     const RunRequest& request_;
@@ -198,9 +207,6 @@ void TrainingRun::resume_from(const std::filesystem::path& checkpoint) {
             fmt::format("checkpoint '{}' holds an optimizer or random state that does not "
                         "fit this run",
                         checkpoint.string()));
-    if (leader_)
-        fmt::print("Resumed from {} at epoch {} batch {}\n", printable(checkpoint.string()),
-                   state_.epochs_done + 1, state_.batches_done);
 }
 
 void TrainingRun::print_header() const {
@@ -228,8 +234,14 @@ void TrainingRun::print_header() const {
 }
 
 int TrainingRun::run() {
-    if (leader_) std::filesystem::create_directories(settings_.output_dir);
-    if (request_.resume_from) resume_from(*request_.resume_from);
+    if (request_.resume_from) {
+        resume_from(*request_.resume_from);
+        if (finished_already()) return kRunFinished;
+        if (leader_)
+            fmt::print("Resumed from {} at epoch {} batch {}\n", printable(request_.resume_from->string()),
+                       state_.epochs_done + 1, state_.batches_done);
+    }
+    start_outputs();
     print_header();
     const std::optional<float> ops_pos_weight =
         loss_kind_ == LossKind::kBceWithLogits ? data_.pos_weight : std::nullopt;
@@ -333,6 +345,25 @@ void TrainingRun::end_epoch(int64_t epoch, double epoch_seconds, int64_t epoch_s
     if (periodic || stop_ != 0 || epoch == settings_.epochs) save_checkpoint();
 }
 
+// A checkpoint of a run whose epochs are all done: said so, and nothing is changed.
+bool TrainingRun::finished_already() const {
+    if (state_.epochs_done < settings_.epochs || state_.batches_done != 0) return false;
+    if (leader_)
+        fmt::print(
+            "Nothing to train: {} is of a finished run ({} of {} epochs done); its outputs are in {}. "
+            "Raise train.epochs to train on.\n",
+            printable(request_.resume_from->string()), state_.epochs_done, settings_.epochs,
+            printable(settings_.output_dir.string()));
+    return true;
+}
+
+// The run has started (its data loaded, its checkpoint accepted): its folder and config.
+void TrainingRun::start_outputs() {
+    if (!leader_) return;
+    std::filesystem::create_directories(settings_.output_dir);
+    write_file_atomically(settings_.output_dir / "config.yaml", request_.config_text);
+}
+
 void TrainingRun::save_checkpoint() {
     if (!leader_) return;
     state_.parameters = model_.parameters();
@@ -347,8 +378,7 @@ void TrainingRun::write_outputs() {
     if (!leader_) return;
     write_file_atomically(settings_.output_dir / "metrics.csv", metrics_csv(state_.history));
     write_file_atomically(settings_.output_dir / "training_curves.svg",
-                          training_curves_svg(state_.history, fmt::format("{} on {}", model_text_,
-                                                                          data_.split.train.description)));
+                          training_curves_svg(state_.history, title()));
 }
 
 // The summary describes the final model, also when a resumed run had nothing left to do.
@@ -359,6 +389,8 @@ int TrainingRun::finish() {
     const TestEvaluation final_test = evaluator_->run(model_);
     RunSummary summary;
     summary.backend = request_.backend;
+    summary.loss = settings_.loss;
+    summary.dtype = kDtype;
     summary.data = data_.split.train.description;
     summary.model = model_text_;
     summary.label_names = data_.split.train.label_names;
@@ -373,9 +405,14 @@ int TrainingRun::finish() {
     summary.steps = batches_run_;
     summary.combine_seconds = comm_.combine_seconds() - combine_seconds_before_;
     write_file_atomically(settings_.output_dir / "summary.json", summary_json(summary));
+    write_file_atomically(settings_.output_dir / "roc_curve.svg",
+                          roc_curve_svg(final_test.scores.data(), data_.split.test.labels.data(),
+                                        data_.test_rows(), final_test.roc_auc, title()));
     fmt::print("\n{}", summary_text(summary));
-    fmt::print("Outputs in {}: metrics.csv, training_curves.svg, summary.json, checkpoint.bin, config.yaml\n",
-               printable(settings_.output_dir.string()));
+    fmt::print(
+        "Outputs in {}: metrics.csv, training_curves.svg, roc_curve.svg, summary.json, checkpoint.bin, "
+        "config.yaml\n",
+        printable(settings_.output_dir.string()));
     return kRunFinished;
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "communicator.h"
@@ -84,8 +85,9 @@ train::ConfigDocument effective_document(const CommandLine& line) {
 }
 
 // The file aclInit reads: the user's own, so that the runtime's errors name the user's file
-// and lines; when a --set changed a key the runtime reads, a private copy of the effective
-// config (outside the run's folder, removed once the runtime has read it).
+// and lines; when a --set (or the cores' share) changed a key the runtime reads, a private
+// copy of the effective config (outside the run's folder, removed once the runtime has
+// read it).
 class RuntimeConfig {
 public:
     RuntimeConfig(const train::ConfigDocument& document, const std::string& text) : path_(document.source) {
@@ -110,8 +112,7 @@ public:
         if (copy_.empty()) return message;
         // The copy's line numbers are not the user's: the file and the overrides are named.
         std::string text = message;
-        const std::string copy = copy_.string(),
-                          shown = document.source.string() + " with the --set overrides";
+        const std::string copy = copy_.string(), shown = document.source.string() + " as this run amends it";
         for (size_t at = text.find(copy); at != std::string::npos; at = text.find(copy, at + shown.size())) {
             size_t end = at + copy.size();
             for (int field = 0; field < 2 && end < text.size() && text[end] == ':'; ++field) {
@@ -128,6 +129,22 @@ private:
     std::filesystem::path path_, copy_;
 };
 
+// The document aclInit reads: cpu_tbb's threads set to this process's share of the cores
+// when the config leaves them to the backend (it would start one per core of the machine).
+train::ConfigDocument runtime_document(const train::ConfigDocument& document, const std::string& backend,
+                                       int threads) {
+    const YAML::Node options = document.root["backends"] ? document.root["backends"][backend] : YAML::Node();
+    const bool configured = options && options.IsMap() && options["threads"] &&
+                            options["threads"].IsScalar() && options["threads"].Scalar() != "0";
+    if (backend != "cpu_tbb" || configured ||
+        threads >= static_cast<int>(std::thread::hardware_concurrency()))
+        return document;
+    train::ConfigDocument amended = document;
+    amended.root = YAML::Clone(document.root);
+    train::apply_override(amended, fmt::format("backends.cpu_tbb.threads={}", threads));
+    return amended;
+}
+
 // Reads the config and trains between aclInit and aclFinalize; the run's folder is written
 // only once the run has started (train::run_training).
 int train_as_configured(const CommandLine& line, train::Communicator& communicator) {
@@ -142,6 +159,10 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
         request.settings.output_dir = train::default_output_dir(document, request.backend);
     request.config_text = train::effective_config_text(document, request.backend, request.settings.data_path,
                                                        request.settings.output_dir);
+    // Each process's share of the cores, for its own threads and (below) the backend's,
+    // unless the config sets them: ranks that each start a thread per core oversubscribe.
+    const int threads = train::default_threads(communicator.local_size());
+    if (request.settings.threads == 0) request.settings.threads = threads;
     request.interrupt_after_batches = line.interrupt_after_batches;
     if (line.resume_requested)
         request.resume_from = line.resume.empty() ? request.settings.output_dir / "checkpoint.bin"
@@ -153,7 +174,10 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
 
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
-    RuntimeConfig runtime_config(document, request.config_text);
+    const train::ConfigDocument runtime = runtime_document(document, request.backend, threads);
+    RuntimeConfig runtime_config(
+        runtime, train::effective_config_text(runtime, request.backend, request.settings.data_path,
+                                              request.settings.output_dir));
     std::optional<train::AclSession> session;
     try {
         session.emplace(runtime_config.path().c_str(), communicator.local_rank(), /*wrap_device=*/true);

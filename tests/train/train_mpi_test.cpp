@@ -1,10 +1,12 @@
 // Data-parallel runs of nnplug_train under mpirun: the same bytes whatever the number of
 // ranks, resume with the same number, and a rank that dies stopping the job.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -302,6 +304,61 @@ TEST_F(TrainMpi, RanksWithOtherDataFilesStopNamingSizeAndHash) {
     const RunResult same = run_two(folder.path() / "same", data(first), data(copy));
     EXPECT_EQ(same.exit_code, 0) << same.output;
     EXPECT_EQ(metric_rows(folder.path() / "same"), 2u) << same.output;
+}
+
+// Each rank takes its share of the cores for its own threads and the backend's, with or
+// without mpirun's binding, and oneTBB has nothing to warn about; train.threads overrides.
+TEST_F(TrainMpi, EachRankUsesItsShareOfTheCoresWithoutOneTbbWarnings) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int share = std::max(1, cores / 2);
+    const std::vector<std::string> settings = {"--synthetic",           "40000,64", "--set",
+                                               "train.batch_size=4096", "--set",    "train.epochs=1"};
+    for (const std::string binding : {"core", "none"}) {
+        auto arguments = std::vector<std::string>{NNPLUG_MPIEXEC,
+                                                  "--allow-run-as-root",
+                                                  "--oversubscribe",
+                                                  "--bind-to",
+                                                  binding,
+                                                  "-np",
+                                                  "2",
+                                                  NNPLUG_TRAIN_PROGRAM,
+                                                  "--config",
+                                                  NNPLUG_TRAIN_CONFIG,
+                                                  "--output",
+                                                  (folder.path() / binding).string()};
+        arguments.insert(arguments.end(), settings.begin(), settings.end());
+        const auto log = folder.path() / (binding + ".log");
+        const pid_t job = start(arguments, log);
+        ASSERT_GT(job, 0);
+        ASSERT_EQ(wait_for(job, 120), 0) << read_text(log);
+        const std::string text = read_text(log);
+        EXPECT_NE(text.find(fmt::format("Parallel: 2 processes x {} host thread", share)), std::string::npos)
+            << binding << ":\n"
+            << text;
+        EXPECT_EQ(text.find("TBB Warning"), std::string::npos) << binding << ":\n" << text;
+        // The saved config is the user's: the share is not written into it.
+        EXPECT_NE(read_text(folder.path() / binding / "config.yaml").find("threads: 0"), std::string::npos);
+    }
+    auto chosen = settings;
+    chosen.insert(chosen.end(), {"--set", "train.threads=3"});
+    const RunResult result = run(2, folder.path() / "chosen", chosen);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("Parallel: 2 processes x 3 host threads"), std::string::npos)
+        << result.output;
+}
+
+// The command docs/scaling.md shows, as root on a 2-core machine (smaller data).
+TEST_F(TrainMpi, TheDocumentedCommandRunsAsShown) {
+    const auto output = folder.path() / "documented";
+    const pid_t job =
+        start({NNPLUG_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2", NNPLUG_TRAIN_PROGRAM,
+               "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string(), "--synthetic", "40000,64",
+               "--set", "train.batch_size=4096", "--set", "train.epochs=2"},
+              folder.path() / "documented.log");
+    ASSERT_GT(job, 0);
+    const std::string text = (wait_for(job, 120), read_text(folder.path() / "documented.log"));
+    EXPECT_EQ(metric_rows(output), 2u) << text;
+    EXPECT_NE(text.find("Data-parallel over 2 processes"), std::string::npos) << text;
 }
 
 TEST_F(TrainMpi, AnErrorInEveryRankStopsTheJobWithTheRankNamed) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +21,7 @@
 #include "acl_test_support.h"
 #include "checkpoint.h"
 #include "classification_metrics.h"
+#include "communicator.h"
 #include "dataset.h"
 #include "device_loss.h"
 #include "epoch_order.h"
@@ -1362,6 +1364,28 @@ TEST(TrainSettings, DefaultOutputFolderIsNamedAfterTheConfigAndBackend) {
     const ConfigDocument document = read_config_document(folder.write("my_run.yaml", "backend: cpu_tbb\n"));
     EXPECT_EQ(default_output_dir(document, "atlas_emu"),
               std::filesystem::path("train_output/my_run-atlas_emu"));
+}
+
+}  // namespace
+
+namespace {
+
+// default_threads reads the calling thread's CPU affinity: run it on a thread bound to one CPU.
+TEST(TrainThreads, DefaultThreadsAreTheShareOfTheCoresOrTheBoundOnes) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(default_threads(1), cores);
+    EXPECT_EQ(default_threads(2), std::max(1, cores / 2));
+    EXPECT_EQ(default_threads(1000), 1);
+    int bound = 0;
+    std::thread([&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) == 0) bound = default_threads(2);
+    }).join();
+    if (cores > 1) {
+        EXPECT_EQ(bound, 1);
+    }
 }
 
 }  // namespace

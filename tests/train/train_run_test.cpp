@@ -323,7 +323,7 @@ TEST_F(TrainRun, RuntimeConfigErrorsNameTheUsersFileLineAndStatusByName) {
     const RunResult set = run(folder.path() / "out", {"--set", "backends.cpu_tbb.grainn=5"});
     EXPECT_EQ(set.exit_code, 1);
     EXPECT_NE(set.output.find("nnplug_train: " + std::string(NNPLUG_TRAIN_CONFIG) +
-                              " with the --set overrides: unknown option 'grainn'"),
+                              " as this run amends it: unknown option 'grainn'"),
               std::string::npos)
         << set.output;
     EXPECT_FALSE(std::filesystem::exists(folder.path() / "out"));

@@ -36,6 +36,7 @@
 #include "sigmoid.h"
 #include "train_settings.h"
 #include "trainer.h"
+#include "training_data.h"
 
 namespace {
 
@@ -1385,6 +1386,37 @@ TEST(TrainThreads, DefaultThreadsAreTheShareOfTheCoresOrTheBoundOnes) {
     }).join();
     if (cores > 1) {
         EXPECT_EQ(bound, 1);
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The data step: every sample's weight follows its label, in training and in the test
+// split; bce folds pos_weight into the positives' weight, bce_with_logits leaves it to the ops.
+TEST(TrainData, PreparedDataWeighsEverySampleByItsLabel) {
+    TrainSettings settings;
+    settings.data_path = NNPLUG_SHIPPED_DATA;
+    settings.pos_weight = "2";
+    for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
+        const TrainingData data = prepare_data(settings, kind);
+        const float positive = data.class_weights.second * (kind == LossKind::kBce ? 2.0f : 1.0f);
+        EXPECT_EQ(data.label_weights[0], data.class_weights.first);
+        EXPECT_EQ(data.label_weights[1], positive);
+        ASSERT_EQ(data.test_weights.size(), data.test_rows());
+        int64_t positives = 0;
+        for (int64_t i = 0; i < data.test_rows(); ++i) {
+            const bool label = data.split.test.labels[i] == 1.0f;
+            positives += label;
+            EXPECT_EQ(data.test_weights[i], label ? positive : data.class_weights.first) << i;
+        }
+        EXPECT_GT(positives, 0);
+        EXPECT_EQ(data.train_rows() + data.test_rows(), 569);
+        EXPECT_EQ(data.features(), 30);
+        int64_t train_positives = 0;
+        for (int64_t i = 0; i < data.train_rows(); ++i) train_positives += data.train_labels[i];
+        EXPECT_EQ(train_positives, data.split.train.positives());
     }
 }
 

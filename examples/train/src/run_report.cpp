@@ -143,7 +143,7 @@ std::string training_curves_svg(const std::vector<EpochMetrics>& history, const 
                                   "\n"
                                   R"(<rect width="100%" height="100%" fill="white"/>)"
                                   "\n"
-                                  R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>)"
+                                  R"(<text x="{}" y="22" font-size="13" text-anchor="middle">{}</text>)"
                                   "\n",
                                   kWidth, kHeight, kWidth, kHeight, kWidth / 2, xml_text(title));
     if (!history.empty()) {
@@ -189,7 +189,8 @@ std::vector<std::pair<double, double>> roc_points(const float* scores, const flo
 
 std::string roc_curve_svg(const float* scores, const float* labels, int64_t count, double auc,
                           const std::string& title) {
-    constexpr double kSize = 480, kLeft = 70, kTop = 60, kSide = 360;
+    // Wide enough for the run's title above the square plot.
+    constexpr double kSize = 820, kLeft = 230, kTop = 60, kSide = 360;
     const auto x = [&](double rate) { return kLeft + rate * kSide; };
     const auto y = [&](double rate) { return kTop + (1 - rate) * kSide; };
     std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" )"
@@ -197,12 +198,12 @@ std::string roc_curve_svg(const float* scores, const float* labels, int64_t coun
                                   "\n"
                                   R"(<rect width="100%" height="100%" fill="white"/>)"
                                   "\n"
-                                  R"(<text x="{2}" y="22" font-size="13" text-anchor="middle">{3}</text>)"
+                                  R"(<text x="{2}" y="22" font-size="12" text-anchor="middle">{3}</text>)"
                                   "\n"
                                   R"(<text x="{2}" y="42" font-size="13" text-anchor="middle">)"
                                   R"(ROC curve of the test split, AUC {4:.4f}</text>)"
                                   "\n",
-                                  kSize, kSize + 40, kSize / 2, xml_text(title), auc);
+                                  kSize, kTop + kSide + 60, kSize / 2, xml_text(title), auc);
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="black"/>)"
                        "\n"
                        R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#999" stroke-dasharray="4 4"/>)"
@@ -219,10 +220,10 @@ std::string roc_curve_svg(const float* scores, const float* labels, int64_t coun
     svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">)"
                        R"(false positive rate</text>)"
                        "\n"
-                       R"(<text x="20" y="{:.1f}" font-size="12" text-anchor="middle" )"
-                       R"svg(transform="rotate(-90 20 {:.1f})">true positive rate</text>)svg"
+                       R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle" )"
+                       R"svg(transform="rotate(-90 {:.1f} {:.1f})">true positive rate</text>)svg"
                        "\n",
-                       x(0.5), y(0) + 36, y(0.5), y(0.5));
+                       x(0.5), y(0) + 36, kLeft - 40, y(0.5), kLeft - 40, y(0.5));
     std::string line;
     for (const auto& [fpr, tpr] : roc_points(scores, labels, count))
         line += fmt::format("{:.2f},{:.2f} ", x(fpr), y(tpr));

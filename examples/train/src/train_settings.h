@@ -43,7 +43,8 @@ struct TrainSettings {
     // training
     int64_t epochs = 50;
     int64_t batch_size = 32;
-    int64_t threads = 0;  // oneTBB threads for the host side of a step (0: every core);
+    int64_t threads = 0;  // oneTBB threads for the host side of a step (0: the process's share of
+                          // the cores, communicator.h default_threads);
                           // results are the same bytes for any count
     uint64_t seed = 42;
     std::string class_weights = "balanced";  // balanced, none, or "w0,w1"

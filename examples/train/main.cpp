@@ -157,7 +157,7 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     request.backend = train::effective_backend(document);
     if (!train::names_output_dir(document))
         request.settings.output_dir = train::default_output_dir(document, request.backend);
-    request.config_text = train::effective_config_text(document, request.backend, request.settings.data_path,
+    request.config_text = train::effective_config_text(document, request.settings.data_path, request.backend,
                                                        request.settings.output_dir);
     // Each process's share of the cores, for its own threads and (below) the backend's,
     // unless the config sets them: ranks that each start a thread per core oversubscribe.
@@ -176,7 +176,7 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).
     const train::ConfigDocument runtime = runtime_document(document, request.backend, threads);
     RuntimeConfig runtime_config(
-        runtime, train::effective_config_text(runtime, request.backend, request.settings.data_path,
+        runtime, train::effective_config_text(runtime, request.settings.data_path, request.backend,
                                               request.settings.output_dir));
     std::optional<train::AclSession> session;
     try {

@@ -388,14 +388,14 @@ std::string effective_backend(const ConfigDocument& document) {
     return backend && backend.IsScalar() ? backend.Scalar() : "cpu_tbb";
 }
 
-std::string effective_config_text(const ConfigDocument& document, const std::string& backend,
-                                  const std::filesystem::path& data_path,
-                                  const std::filesystem::path& output_dir) {
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path,
+                                  const std::string& backend, const std::filesystem::path& output_dir) {
     YAML::Node root = YAML::Clone(document.root);
     if (!backend.empty()) root["backend"] = backend;
     if (!data_path.empty())
         set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
-    set_path(root, {"application", "output", "dir"}, 0, YAML::Node(output_dir.string()));
+    if (!output_dir.empty())
+        set_path(root, {"application", "output", "dir"}, 0, YAML::Node(output_dir.string()));
     const YAML::Node paths = root["plugin_paths"];
     if (paths && paths.IsSequence()) {
         YAML::Node absolute(YAML::NodeType::Sequence);

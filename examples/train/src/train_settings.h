@@ -86,10 +86,11 @@ std::string effective_backend(const ConfigDocument& document);
 // The config a run used, as the run's folder keeps it: the document after every --set, with
 // the backend actually used, relative plugin paths made absolute (the copy lives away from
 // the original file), `data.path` set to the data file found (empty: left as it is) and
-// `output.dir` to the run's folder. Rerunning from it repeats the run.
-std::string effective_config_text(const ConfigDocument& document, const std::string& backend,
-                                  const std::filesystem::path& data_path,
-                                  const std::filesystem::path& output_dir);
+// `output.dir` to the run's folder (empty backend or folder: left as they are). Rerunning
+// from it repeats the run.
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path,
+                                  const std::string& backend = {},
+                                  const std::filesystem::path& output_dir = {});
 
 // The run's folder when the config and the command line name none:
 // train_output/<config file's stem>-<backend>.

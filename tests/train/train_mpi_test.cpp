@@ -1,10 +1,12 @@
 // Data-parallel runs of nnplug_train under mpirun: the same bytes whatever the number of
 // ranks, resume with the same number, and a rank that dies stopping the job.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -221,45 +223,142 @@ TEST_F(TrainMpi, AKilledRankStopsTheJobNamingItAndTheLastCheckpointResumes) {
 
 // One rank with bad data (mpirun's MPMD form gives rank 1 a CSV with a malformed row):
 // that rank reports the file and line with its rank, and the job stops, never hangs.
-TEST_F(TrainMpi, ARankWithBadDataStopsTheJobNamingTheRank) {
-    std::string csv = "a,b,c,label\n";
-    for (int i = 0; i < 40; ++i) csv += fmt_row(i);
-    std::string bad = csv;
-    bad += "1.0,2.0,not-a-number,1\n";
-    const auto good_file = folder.write("good.csv", csv);
-    const auto bad_file = folder.write("bad.csv", bad);
-    const auto output = folder.path() / "bad_rank";
-    const auto rank_arguments = [&](const std::filesystem::path& data) {
-        return std::vector<std::string>{"-np",
-                                        "1",
-                                        NNPLUG_TRAIN_PROGRAM,
-                                        "--config",
-                                        NNPLUG_TRAIN_CONFIG,
-                                        "--output",
-                                        output.string(),
-                                        "--set",
-                                        "data.format=plain",
-                                        "--set",
-                                        "data.path=" + data.string(),
-                                        "--set",
-                                        "train.epochs=2"};
-    };
+// A job of two ranks started with their own command lines (mpirun's app contexts).
+RunResult run_two(const std::filesystem::path& output, const std::vector<std::string>& rank0,
+                  const std::vector<std::string>& rank1) {
     std::vector<std::string> arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none",
                                           "--allow-run-as-root"};
-    for (const auto& part : rank_arguments(good_file)) arguments.push_back(part);
-    arguments.push_back(":");
-    for (const auto& part : rank_arguments(bad_file)) arguments.push_back(part);
-    const auto log = folder.path() / "bad_rank.log";
-    const auto started = Clock::now();
+    for (const auto* extra : {&rank0, &rank1}) {
+        if (extra == &rank1) arguments.push_back(":");
+        arguments.insert(arguments.end(), {"-np", "1", NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG,
+                                           "--output", output.string()});
+        arguments.insert(arguments.end(), extra->begin(), extra->end());
+    }
+    std::filesystem::create_directories(output.parent_path());
+    const auto log = output.string() + ".log";
+    RunResult result;
     const pid_t job = start(arguments, log);
+    if (job > 0) result.exit_code = wait_for(job, 30);
+    result.output = read_text(log);
+    return result;
+}
+
+// Ranks that would train otherwise stop before training, quickly, naming what differs;
+// nothing is written.
+void expect_refused(const std::filesystem::path& output, const std::vector<std::string>& rank0,
+                    const std::vector<std::string>& rank1, const std::vector<std::string>& named) {
+    const auto started = Clock::now();
+    const RunResult result = run_two(output, rank0, rank1);
+    ASSERT_NE(result.exit_code, -2) << "hung:\n" << result.output;
+    EXPECT_NE(result.exit_code, 0) << result.output;
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - started).count(), 20.0) << result.output;
+    EXPECT_NE(result.output.find("nnplug_train: the ranks do not run the same settings: "), std::string::npos)
+        << result.output;
+    for (const auto& text : named) EXPECT_NE(result.output.find(text), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("epoch "), std::string::npos) << result.output;
+    EXPECT_FALSE(std::filesystem::exists(output / "metrics.csv"));
+}
+
+TEST_F(TrainMpi, RanksWithOtherEpochsBatchOrRowsStopNamingTheKeys) {
+    const std::vector<std::string> base = {"--set", "train.epochs=2"};
+    expect_refused(folder.path() / "epochs", base, {"--set", "train.epochs=3"},
+                   {"train.epochs (rank 0: 2, rank 1: 3)"});
+    auto batch = base;
+    batch.insert(batch.end(), {"--set", "train.batch_size=64"});
+    expect_refused(folder.path() / "batch", base, batch, {"train.batch_size (rank 0: 32, rank 1: 64)"});
+    expect_refused(folder.path() / "rows", {"--synthetic", "1000,4"}, {"--synthetic", "1200,4"},
+                   {"data.synthetic (rank 0: 1000,4, rank 1: 1200,4)"});
+}
+
+TEST_F(TrainMpi, RanksWithOtherRateSeedOrFeaturesStopNamingTheKeys) {
+    const std::vector<std::string> base = {"--set", "train.epochs=2"};
+    auto rate = base, seed = base;
+    rate.insert(rate.end(), {"--set", "optimizer.lr=0.02"});
+    seed.insert(seed.end(), {"--set", "train.seed=7", "--set", "loss=bce"});
+    expect_refused(folder.path() / "rate", base, rate, {"optimizer.lr (rank 0: 0.01, rank 1: 0.02)"});
+    expect_refused(folder.path() / "seed", base, seed,
+                   {"train.seed (rank 0: 42, rank 1: 7)", "loss (rank 0: bce_with_logits, rank 1: bce)"});
+    expect_refused(folder.path() / "features", {"--synthetic", "1000,4"}, {"--synthetic", "1000,5"},
+                   {"data.synthetic (rank 0: 1000,4, rank 1: 1000,5)"});
+}
+
+TEST_F(TrainMpi, RanksWithOtherDataFilesStopNamingSizeAndHash) {
+    std::string csv = "a,b,c,label\n";
+    for (int i = 0; i < 40; ++i) csv += fmt_row(i);
+    std::string same_size = csv;
+    same_size[same_size.size() - 2] = same_size[same_size.size() - 2] == '1' ? '0' : '1';  // one label
+    const auto first = folder.write("first.csv", csv);
+    const auto flipped = folder.write("flipped.csv", same_size);
+    const auto longer = folder.write("longer.csv", csv + fmt_row(41));
+    const auto copy = folder.write("copy.csv", csv);
+    const auto data = [](const std::filesystem::path& path) {
+        return std::vector<std::string>{"--set", "data.format=plain", "--set", "data.path=" + path.string(),
+                                        "--set", "train.epochs=2"};
+    };
+    const RunResult flip = run_two(folder.path() / "flip", data(first), data(flipped));
+    EXPECT_NE(flip.output.find("data.file_hash (rank 0: fnv1a "), std::string::npos) << flip.output;
+    EXPECT_EQ(flip.output.find("data.file_size"), std::string::npos) << flip.output;
+    EXPECT_NE(flip.exit_code, 0);
+    expect_refused(folder.path() / "longer", data(first), data(longer), {"data.file_size", "data.file_hash"});
+    // The same bytes under another path (another host's mount, say) are the same data.
+    const RunResult same = run_two(folder.path() / "same", data(first), data(copy));
+    EXPECT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_EQ(metric_rows(folder.path() / "same"), 2u) << same.output;
+}
+
+// Each rank takes its share of the cores for its own threads and the backend's, with or
+// without mpirun's binding, and oneTBB has nothing to warn about; train.threads overrides.
+TEST_F(TrainMpi, EachRankUsesItsShareOfTheCoresWithoutOneTbbWarnings) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int share = std::max(1, cores / 2);
+    const std::vector<std::string> settings = {"--synthetic",           "40000,64", "--set",
+                                               "train.batch_size=4096", "--set",    "train.epochs=1"};
+    for (const std::string binding : {"core", "none"}) {
+        auto arguments = std::vector<std::string>{NNPLUG_MPIEXEC,
+                                                  "--allow-run-as-root",
+                                                  "--oversubscribe",
+                                                  "--bind-to",
+                                                  binding,
+                                                  "-np",
+                                                  "2",
+                                                  NNPLUG_TRAIN_PROGRAM,
+                                                  "--config",
+                                                  NNPLUG_TRAIN_CONFIG,
+                                                  "--output",
+                                                  (folder.path() / binding).string()};
+        arguments.insert(arguments.end(), settings.begin(), settings.end());
+        const auto log = folder.path() / (binding + ".log");
+        const pid_t job = start(arguments, log);
+        ASSERT_GT(job, 0);
+        ASSERT_EQ(wait_for(job, 120), 0) << read_text(log);
+        const std::string text = read_text(log);
+        EXPECT_NE(text.find(fmt::format("Parallel: 2 processes x {} host thread", share)), std::string::npos)
+            << binding << ":\n"
+            << text;
+        EXPECT_EQ(text.find("TBB Warning"), std::string::npos) << binding << ":\n" << text;
+        // The saved config is the user's: the share is not written into it.
+        EXPECT_NE(read_text(folder.path() / binding / "config.yaml").find("threads: 0"), std::string::npos);
+    }
+    auto chosen = settings;
+    chosen.insert(chosen.end(), {"--set", "train.threads=3"});
+    const RunResult result = run(2, folder.path() / "chosen", chosen);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("Parallel: 2 processes x 3 host threads"), std::string::npos)
+        << result.output;
+}
+
+// The command docs/scaling.md shows, as root on a 2-core machine (smaller data).
+TEST_F(TrainMpi, TheDocumentedCommandRunsAsShown) {
+    const auto output = folder.path() / "documented";
+    const pid_t job =
+        start({NNPLUG_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2", NNPLUG_TRAIN_PROGRAM,
+               "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string(), "--synthetic", "40000,64",
+               "--set", "train.batch_size=4096", "--set", "train.epochs=2"},
+              folder.path() / "documented.log");
     ASSERT_GT(job, 0);
-    const int exit_code = wait_for(job, 30);
-    const std::string text = read_text(log);
-    ASSERT_NE(exit_code, -2) << "hung:\n" << text;
-    EXPECT_NE(exit_code, 0) << text;
-    EXPECT_LT(std::chrono::duration<double>(Clock::now() - started).count(), 20.0) << text;
-    EXPECT_NE(text.find("nnplug_train: rank 1 of 2: "), std::string::npos) << text;
-    EXPECT_NE(text.find("bad.csv"), std::string::npos) << text;
+    const std::string text = (wait_for(job, 120), read_text(folder.path() / "documented.log"));
+    EXPECT_EQ(metric_rows(output), 2u) << text;
+    EXPECT_NE(text.find("Data-parallel over 2 processes"), std::string::npos) << text;
 }
 
 TEST_F(TrainMpi, AnErrorInEveryRankStopsTheJobWithTheRankNamed) {

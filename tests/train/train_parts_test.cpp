@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -20,18 +21,22 @@
 #include "acl_test_support.h"
 #include "checkpoint.h"
 #include "classification_metrics.h"
+#include "communicator.h"
 #include "dataset.h"
 #include "device_loss.h"
 #include "epoch_order.h"
 #include "model.h"
 #include "optimizer.h"
 #include "random_stream.h"
+#include "rank_agreement.h"
 #include "row_kernels.h"
 #include "row_table.h"
+#include "run_report.h"
 #include "shard_tree.h"
 #include "sigmoid.h"
 #include "train_settings.h"
 #include "trainer.h"
+#include "training_data.h"
 
 namespace {
 
@@ -1266,6 +1271,153 @@ TEST(TrainRandomStream, StateRestoresTheSequence) {
     ASSERT_TRUE(b.restore(saved));
     EXPECT_EQ(b.next(), expected);
     EXPECT_FALSE(b.restore("not a state"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrainAgreement, DisagreementNamesEveryKeyThatDiffersWithEachRanksValue) {
+    const SettingLines a = {{"train.epochs", "5"}, {"optimizer.lr", "0.01"}, {"train.seed", "42"}};
+    const SettingLines b = {{"train.epochs", "5"}, {"optimizer.lr", "0.02"}, {"train.seed", "42"}};
+    const SettingLines c = {{"train.epochs", "6"}, {"optimizer.lr", "0.01"}};
+    EXPECT_EQ(settings_disagreement({a, a, a}), "");
+    EXPECT_EQ(settings_disagreement({a, b}), "optimizer.lr (rank 0: 0.01, rank 1: 0.02)");
+    // A difference on a later rank only, and a key one rank lacks.
+    EXPECT_EQ(settings_disagreement({a, a, c}),
+              "train.epochs (rank 0: 5, rank 1: 5, rank 2: 6); "
+              "train.seed (rank 0: 42, rank 1: 42, rank 2: (none))");
+    EXPECT_EQ(settings_disagreement({{{"data.path", "a\nb"}}, {{"data.path", "c"}}}),
+              "data.path (rank 0: a\\x0ab, rank 1: c)");
+}
+
+TEST(TrainAgreement, EffectiveSettingsCoverTheRunAndTheDataButNotThreadsOrOutputs) {
+    TempFolder folder;
+    TrainSettings settings;
+    settings.data_path = folder.write("a.csv", "1,2,1\n3,4,0\n");
+    const SettingLines base = effective_settings(settings, "cpu_tbb", 2);
+    const auto value = [](const SettingLines& lines, const std::string& key) {
+        for (const auto& line : lines)
+            if (line.first == key) return line.second;
+        return std::string("(none)");
+    };
+    EXPECT_EQ(value(base, "data.file_size"), "12 bytes");
+    EXPECT_EQ(value(base, "backend"), "cpu_tbb");
+    EXPECT_EQ(value(base, "processes"), "2");
+    EXPECT_EQ(value(base, "train.epochs"), "50");
+    EXPECT_TRUE(std::is_sorted(base.begin(), base.end()));
+    TrainSettings other = settings;
+    other.threads = 3;
+    other.output_dir = "elsewhere";
+    other.data_path = folder.write("b.csv", "1,2,1\n3,4,0\n");  // the same bytes
+    EXPECT_EQ(effective_settings(other, "cpu_tbb", 2), base);
+    other.data_path = folder.write("c.csv", "1,2,1\n3,4,1\n");
+    EXPECT_NE(value(effective_settings(other, "cpu_tbb", 2), "data.file_hash"),
+              value(base, "data.file_hash"));
+    EXPECT_NE(effective_settings(settings, "atlas_emu", 2), base);
+    EXPECT_NE(effective_settings(settings, "cpu_tbb", 3), base);
+    for (const auto& change : std::vector<std::function<void(TrainSettings&)>>{
+             [](TrainSettings& s) { s.epochs = 7; }, [](TrainSettings& s) { s.batch_size = 8; },
+             [](TrainSettings& s) { s.learning_rate = 0.5; }, [](TrainSettings& s) { s.seed = 1; },
+             [](TrainSettings& s) { s.checkpoint_every = 3; }, [](TrainSettings& s) { s.loss = "bce"; }}) {
+        TrainSettings changed = settings;
+        change(changed);
+        EXPECT_NE(effective_settings(changed, "cpu_tbb", 2), base);
+    }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrainReport, RocPointsRunFromTheOriginToOneOnePerDistinctScore) {
+    const float scores[] = {0.9f, 0.8f, 0.8f, 0.3f, 0.1f};
+    const float labels[] = {1, 1, 0, 1, 0};
+    const std::vector<std::pair<double, double>> expected = {
+        {0.0, 0.0}, {0.0, 1.0 / 3}, {0.5, 1.0}, {0.5, 1.0}, {1.0, 1.0}};
+    // 0.8 is tied between a positive and a negative: one diagonal step, not two.
+    const auto points = roc_points(scores, labels, 5);
+    ASSERT_EQ(points.size(), 5u);
+    EXPECT_EQ(points[1], expected[1]);
+    EXPECT_EQ(points[2], (std::pair<double, double>{0.5, 2.0 / 3}));
+    EXPECT_EQ(points[3], (std::pair<double, double>{0.5, 1.0}));
+    EXPECT_EQ(points.back(), expected.back());
+    const std::string svg = roc_curve_svg(scores, labels, 5, 0.83, "model <x> on data");
+    EXPECT_NE(svg.find("AUC 0.8300"), std::string::npos);
+    EXPECT_NE(svg.find("model &lt;x&gt; on data"), std::string::npos);
+}
+
+// The shipped training configs name their data by a path that resolves beside them, in the
+// repository and in the build tree alike, with no fallback search.
+TEST(TrainSettings, ShippedConfigsFindTheirDataInTheRepositoryAndTheBuildTree) {
+    for (const std::string folder : {NNPLUG_SOURCE_CONFIGS, NNPLUG_BUILD_CONFIGS})
+        for (const std::string name : {"train_cpu.yaml", "train_atlas_910b.yaml"}) {
+            const auto config = std::filesystem::path(folder) / name;
+            const TrainSettings settings = read_train_settings(read_config_document(config), {});
+            EXPECT_TRUE(std::filesystem::is_regular_file(settings.data_path)) << config;
+            EXPECT_EQ(settings.data_path.filename(), "breast_cancer_wisconsin.csv");
+            EXPECT_FALSE(names_output_dir(read_config_document(config))) << config;
+        }
+}
+
+TEST(TrainSettings, DefaultOutputFolderIsNamedAfterTheConfigAndBackend) {
+    TempFolder folder;
+    const ConfigDocument document = read_config_document(folder.write("my_run.yaml", "backend: cpu_tbb\n"));
+    EXPECT_EQ(default_output_dir(document, "atlas_emu"),
+              std::filesystem::path("train_output/my_run-atlas_emu"));
+}
+
+}  // namespace
+
+namespace {
+
+// default_threads reads the calling thread's CPU affinity: run it on a thread bound to one CPU.
+TEST(TrainThreads, DefaultThreadsAreTheShareOfTheCoresOrTheBoundOnes) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(default_threads(1), cores);
+    EXPECT_EQ(default_threads(2), std::max(1, cores / 2));
+    EXPECT_EQ(default_threads(1000), 1);
+    int bound = 0;
+    std::thread([&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) == 0) bound = default_threads(2);
+    }).join();
+    if (cores > 1) {
+        EXPECT_EQ(bound, 1);
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The data step: every sample's weight follows its label, in training and in the test
+// split; bce folds pos_weight into the positives' weight, bce_with_logits leaves it to the ops.
+TEST(TrainData, PreparedDataWeighsEverySampleByItsLabel) {
+    TrainSettings settings;
+    settings.data_path = NNPLUG_SHIPPED_DATA;
+    settings.pos_weight = "2";
+    for (const LossKind kind : {LossKind::kBceWithLogits, LossKind::kBce}) {
+        const TrainingData data = prepare_data(settings, kind);
+        const float positive = data.class_weights.second * (kind == LossKind::kBce ? 2.0f : 1.0f);
+        EXPECT_EQ(data.label_weights[0], data.class_weights.first);
+        EXPECT_EQ(data.label_weights[1], positive);
+        ASSERT_EQ(data.test_weights.size(), data.test_rows());
+        int64_t positives = 0;
+        for (int64_t i = 0; i < data.test_rows(); ++i) {
+            const bool label = data.split.test.labels[i] == 1.0f;
+            positives += label;
+            EXPECT_EQ(data.test_weights[i], label ? positive : data.class_weights.first) << i;
+        }
+        EXPECT_GT(positives, 0);
+        EXPECT_EQ(data.train_rows() + data.test_rows(), 569);
+        EXPECT_EQ(data.features(), 30);
+        int64_t train_positives = 0;
+        for (int64_t i = 0; i < data.train_rows(); ++i) train_positives += data.train_labels[i];
+        EXPECT_EQ(train_positives, data.split.train.positives());
+    }
 }
 
 }  // namespace

@@ -1,16 +1,20 @@
 // Whole runs of nnplug_train: quality on the shipped data, reproducibility across thread
 // counts and backends, resume after an interruption, refused checkpoints.
 #include <acl/acl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -29,14 +33,16 @@ std::vector<std::string> base_arguments(const std::filesystem::path& output) {
     return {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()};
 }
 
-RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra) {
+RunResult run(const std::filesystem::path& output, const std::vector<std::string>& extra, double seconds = -1,
+              const std::filesystem::path& config = NNPLUG_TRAIN_CONFIG) {
     auto arguments = base_arguments(output);
+    arguments[2] = config.string();
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     std::filesystem::create_directories(output.parent_path());
     const auto log = output.string() + ".log";
     RunResult result;
     const pid_t pid = start(arguments, log);
-    if (pid > 0) result.exit_code = wait_for(pid);
+    if (pid > 0) result.exit_code = wait_for(pid, seconds);
     result.output = read_text(log);
     return result;
 }
@@ -182,6 +188,231 @@ TEST_F(TrainRun, CorruptOrMismatchedCheckpointIsRefused) {
     const RunResult corrupt = run(output, {"--set", "train.epochs=4", "--resume"});
     EXPECT_EQ(corrupt.exit_code, 1);
     EXPECT_NE(corrupt.output.find("is corrupt"), std::string::npos) << corrupt.output;
+}
+
+// Links planted in the output folder, at the names the outputs had as temporaries and at
+// the outputs' own names: the run replaces the latter with its files and never writes
+// through any of them.
+TEST_F(TrainRun, PlantedLinksInTheOutputFolderAreNeverFollowed) {
+    const auto output = folder.path() / "run";
+    std::filesystem::create_directories(output);
+    const std::vector<std::string> outputs = {"checkpoint.bin", "metrics.csv",  "training_curves.svg",
+                                              "roc_curve.svg",  "summary.json", "config.yaml"};
+    std::vector<std::filesystem::path> victims;
+    for (const auto& name : outputs)
+        for (const std::string suffix : {"", ".tmp"}) {
+            victims.push_back(folder.write("victim_" + name + suffix, "precious\n"));
+            std::filesystem::create_symlink(victims.back(), output / (name + suffix));
+        }
+    const RunResult result = run(output, {"--set", "train.epochs=2"});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    for (const auto& victim : victims) EXPECT_EQ(read_text(victim), "precious\n") << victim;
+    for (const auto& name : outputs) {
+        EXPECT_FALSE(std::filesystem::is_symlink(output / name)) << name;
+        EXPECT_GT(std::filesystem::file_size(output / name), 0u) << name;
+        EXPECT_TRUE(std::filesystem::is_symlink(output / (name + ".tmp"))) << name;
+    }
+    EXPECT_EQ(metrics(output).size(), 2u);
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(output)) ++entries;
+    EXPECT_EQ(entries, 2 * outputs.size());  // no temporary left behind
+}
+
+// Inputs that are not regular files, or are larger than they can be, are refused with a
+// message at once: no hang on a FIFO, no std::bad_alloc on /dev/zero.
+TEST_F(TrainRun, FifosDevicesAndOversizedInputsAreRefusedAtOnce) {
+    const auto fifo = folder.path() / "fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const auto expect_error = [&](const std::vector<std::string>& extra, const std::string& message) {
+        const RunResult result = run(folder.path() / "out", extra, 20);
+        ASSERT_NE(result.exit_code, -2) << "hung: " << extra.back();
+        EXPECT_EQ(result.exit_code, 1) << result.output;
+        EXPECT_NE(result.output.find("nnplug_train: " + message), std::string::npos) << result.output;
+        EXPECT_EQ(result.output.find("bad_alloc"), std::string::npos) << result.output;
+    };
+    expect_error({"--resume", "/dev/zero"},
+                 "checkpoint '/dev/zero' is not a regular file (a character device)");
+    expect_error({"--resume", fifo.string()},
+                 "checkpoint '" + fifo.string() + "' is not a regular file (a FIFO)");
+    expect_error({"--resume", folder.path().string()},
+                 "checkpoint '" + folder.path().string() + "' is not a regular file (a folder)");
+    // A sparse file far larger than this run's checkpoint (641 parameters at most here).
+    const auto huge = folder.path() / "huge.bin";
+    std::filesystem::resize_file(folder.write("huge.bin", "NNPTRAIN"), int64_t{1} << 32);
+    expect_error({"--resume", huge.string()},
+                 "checkpoint '" + huge.string() + "' is 4294967296 bytes; the largest");
+    const auto config_run = [&](const std::filesystem::path& config, const std::string& message) {
+        auto arguments = base_arguments(folder.path() / "out");
+        arguments[2] = config.string();
+        const auto log = folder.path() / "config.log";
+        const pid_t pid = start(arguments, log);
+        ASSERT_GT(pid, 0);
+        const int code = wait_for(pid, 20);
+        ASSERT_NE(code, -2) << "hung on " << config;
+        EXPECT_EQ(code, 1);
+        EXPECT_NE(read_text(log).find("nnplug_train: " + message), std::string::npos) << read_text(log);
+    };
+    config_run(fifo, "config file '" + fifo.string() + "' is not a regular file (a FIFO)");
+    config_run("/dev/zero", "config file '/dev/zero' is not a regular file (a character device)");
+    const auto big = folder.write("big.yaml", "# " + std::string(1 << 20, 'x') + "\n");
+    config_run(big,
+               "config file '" + big.string() + "' is 1048579 bytes; the largest accepted is 1048576 bytes");
+    const auto multi =
+        folder.write("multi.yaml", "application: {train: {epochs: 2}}\n---\nbackend: nosuch\n");
+    config_run(multi, multi.string() + ": holds 2 YAML documents");
+}
+
+TEST_F(TrainRun, ControlBytesFromTheUserArePrintedEscaped) {
+    const RunResult value = run(folder.path() / "a", {"--set", "optimizer.lr=0.1\n\x1b[31mPASS"});
+    EXPECT_EQ(value.exit_code, 1);
+    EXPECT_NE(value.output.find("lr=0.1\\x0a\\x1b[31mPASS: "), std::string::npos) << value.output;
+    EXPECT_EQ(value.output.find('\x1b'), std::string::npos) << value.output;
+    const RunResult path = run(folder.path() / "b", {"--resume", (folder.path() / "no\nsuch").string()});
+    EXPECT_EQ(path.exit_code, 1);
+    EXPECT_NE(path.output.find("no\\x0asuch"), std::string::npos) << path.output;
+    EXPECT_EQ(std::count(path.output.begin(), path.output.end(), '\n'), 1) << path.output;
+}
+
+// Every file of a folder and its bytes.
+std::map<std::string, std::string> snapshot(const std::filesystem::path& folder) {
+    std::map<std::string, std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(folder))
+        files[entry.path().filename().string()] = read_text(entry.path());
+    return files;
+}
+
+// The user's config, line for line, with one line changed.
+std::filesystem::path edited_config(const TempFolder& folder, const std::string& name,
+                                    const std::string& from, const std::string& to) {
+    std::string text = read_text(NNPLUG_TRAIN_CONFIG);
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    // Beside the shipped one, so that its relative data path still resolves.
+    const auto path = std::filesystem::path(NNPLUG_TRAIN_CONFIG).parent_path() / name;
+    std::ofstream(path) << text;
+    (void)folder;
+    return path;
+}
+
+// Line (1-based) of the first occurrence of text in a file.
+int line_of(const std::filesystem::path& file, const std::string& text) {
+    const std::string contents = read_text(file);
+    return 1 + static_cast<int>(std::count(contents.begin(), contents.begin() + contents.find(text), '\n'));
+}
+
+TEST_F(TrainRun, RuntimeConfigErrorsNameTheUsersFileLineAndStatusByName) {
+    const auto config = edited_config(folder, "typo_runtime.yaml", "log_level: warn", "log_levl: warn");
+    auto arguments = base_arguments(folder.path() / "out");
+    arguments[2] = config.string();
+    const pid_t pid = start(arguments, folder.path() / "typo.log");
+    ASSERT_GT(pid, 0);
+    EXPECT_EQ(wait_for(pid, 60), 1);
+    std::filesystem::remove(config);
+    const std::string output = read_text(folder.path() / "typo.log");
+    EXPECT_NE(
+        output.find(fmt::format("nnplug_train: {}:{}:1: unknown key 'log_levl' (did you mean 'log_level'?) "
+                                "(aclInit returned ACL_ERROR_PARSE_FILE)\n",
+                                config.string(), line_of(NNPLUG_TRAIN_CONFIG, "log_level: warn"))),
+        std::string::npos)
+        << output;
+    EXPECT_EQ(output.find("failed with status"), std::string::npos) << output;
+    EXPECT_EQ(output.find("aclInit: "), std::string::npos) << output;
+    EXPECT_EQ(output.find("config.yaml"), std::string::npos) << output;
+    // Changed by --set: the user's file and the overrides are named, not a copy.
+    const RunResult set = run(folder.path() / "out", {"--set", "backends.cpu_tbb.grainn=5"});
+    EXPECT_EQ(set.exit_code, 1);
+    EXPECT_NE(set.output.find("nnplug_train: " + std::string(NNPLUG_TRAIN_CONFIG) +
+                              " as this run amends it: unknown option 'grainn'"),
+              std::string::npos)
+        << set.output;
+    EXPECT_FALSE(std::filesystem::exists(folder.path() / "out"));
+}
+
+TEST_F(TrainRun, AFailedRunChangesNothingInAnExistingOutputFolder) {
+    const auto output = folder.path() / "run";
+    ASSERT_EQ(run(output, {"--set", "train.epochs=2"}).exit_code, 0);
+    const auto before = snapshot(output);
+    ASSERT_EQ(before.size(), 6u);
+    const auto runtime_typo = edited_config(folder, "typo_failed.yaml", "log_level: warn", "log_levl: warn");
+    const std::vector<std::vector<std::string>> failing = {
+        {"--backend", "nosuch"},
+        {"--set", "train.epochs=3", "--set", "optimizer.lrr=1"},
+        {"--set", "train.epochs=3", "--set", "data.path=/nonexistent.csv"},
+        {"--set", "train.epochs=3", "--set", "train.seed=5", "--resume"},
+        {"--set", "train.epochs=3", "--resume", "/dev/null"},
+    };
+    for (const auto& extra : failing) {
+        const RunResult result = run(output, extra);
+        EXPECT_EQ(result.exit_code, 1) << extra.back() << ": " << result.output;
+        EXPECT_TRUE(snapshot(output) == before) << extra.back() << ": " << result.output;
+    }
+    const RunResult typo = run(output, {"--set", "train.epochs=3"}, -1, runtime_typo);
+    EXPECT_EQ(typo.exit_code, 1) << typo.output;
+    EXPECT_TRUE(snapshot(output) == before) << typo.output;
+    std::filesystem::remove(runtime_typo);
+}
+
+TEST_F(TrainRun, ResumeOfAFinishedRunSaysSoAndChangesNothing) {
+    const auto output = folder.path() / "run";
+    ASSERT_EQ(run(output, {"--set", "train.epochs=2"}).exit_code, 0);
+    const auto before = snapshot(output);
+    const RunResult again = run(output, {"--set", "train.epochs=2", "--resume"});
+    EXPECT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("Nothing to train: " + (output / "checkpoint.bin").string() +
+                                " is of a finished run (2 of 2 epochs done)"),
+              std::string::npos)
+        << again.output;
+    EXPECT_EQ(again.output.find("Resumed"), std::string::npos) << again.output;
+    EXPECT_TRUE(snapshot(output) == before);
+    // Raising the epochs trains on.
+    const RunResult more = run(output, {"--set", "train.epochs=3", "--resume"});
+    EXPECT_EQ(more.exit_code, 0) << more.output;
+    EXPECT_NE(more.output.find("Resumed from"), std::string::npos) << more.output;
+    EXPECT_EQ(metrics(output).size(), 3u);
+}
+
+// Without --output, the folder is named after the config and the backend actually used;
+// the saved config, the plots and the summary say what produced the run.
+TEST_F(TrainRun, OutputsSayWhatProducedThem) {
+    std::string reason;
+    const bool emulator = backend_available("atlas_emu", reason);
+    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
+        if (backend == "atlas_emu" && !emulator) continue;
+        const auto log = folder.path() / (backend + ".log");
+        const pid_t pid =
+            start({"/bin/sh", "-c",
+                   "cd '" + folder.path().string() + "' && exec '" NNPLUG_TRAIN_PROGRAM "' --config '" +
+                       NNPLUG_TRAIN_CONFIG + "' --backend " + backend +
+                       " --set train.epochs=2 --set optimizer.lr=0.02 --set loss=bce"},
+                  log);
+        ASSERT_GT(pid, 0);
+        ASSERT_EQ(wait_for(pid, 120), 0) << read_text(log);
+        const auto output = folder.path() / "train_output" / ("train_cpu-" + backend);
+        EXPECT_NE(read_text(log).find("Outputs in train_output/train_cpu-" + backend + ": "),
+                  std::string::npos)
+            << read_text(log);
+        const std::string config = read_text(output / "config.yaml");
+        EXPECT_NE(config.find("backend: " + backend + "\n"), std::string::npos) << config;
+        EXPECT_NE(config.find("epochs: 2\n"), std::string::npos) << config;
+        EXPECT_NE(config.find("lr: 0.02\n"), std::string::npos) << config;
+        EXPECT_NE(config.find("loss: bce\n"), std::string::npos) << config;
+        EXPECT_NE(config.find("dir: train_output/train_cpu-" + backend + "\n"), std::string::npos) << config;
+        const std::string title = "bce loss, float32, backend " + backend;
+        EXPECT_NE(read_text(output / "training_curves.svg").find(title), std::string::npos);
+        const std::string roc = read_text(output / "roc_curve.svg");
+        EXPECT_NE(roc.find(title), std::string::npos) << roc;
+        EXPECT_NE(roc.find("<polyline"), std::string::npos) << roc;
+        const std::string summary = read_text(output / "summary.json");
+        for (const std::string& field :
+             {"\"backend\": \"" + backend + "\"", std::string("\"loss\": \"bce\""),
+              std::string("\"dtype\": \"float32\""), std::string("\"data\": \"breast_cancer_wisconsin.csv")})
+            EXPECT_NE(summary.find(field), std::string::npos) << field << "\n" << summary;
+        // Rerunning from the saved config repeats the run in the same folder.
+        const RunResult rerun = run(folder.path() / "rerun", {}, -1, output / "config.yaml");
+        EXPECT_EQ(rerun.exit_code, 0) << rerun.output;
+        EXPECT_EQ(read_text(folder.path() / "rerun" / "metrics.csv"), read_text(output / "metrics.csv"));
+    }
 }
 
 // Checkpoints edited by hand, with the checksum recomputed (encode_checkpoint writes a

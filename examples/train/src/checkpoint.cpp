@@ -1,18 +1,16 @@
 #include "checkpoint.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <stdexcept>
 
 #include "random_stream.h"
+#include "safe_file.h"
 
 namespace train {
 namespace {
@@ -167,7 +165,20 @@ void check_metric(const std::string& file, size_t row, const char* name, double 
 // writer (trainer.cpp) keeps these invariants: checkpoints are written at an epoch's end
 // (batches_done 0) or after a batch that is not the epoch's last; one optimizer step per
 // batch; the partial sums cover exactly the batches done of the epoch in progress.
+void check_position(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_epoch_in_progress(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_optimizer(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
+void check_history(const std::string& file, const TrainingState& state);
+
 void check_state(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
+    check_position(file, state, bounds);
+    check_epoch_in_progress(file, state, bounds);
+    check_optimizer(file, state, bounds);
+    check_history(file, state);
+}
+
+// Where the run stopped: epochs and batches done, and the shuffle stream there.
+void check_position(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
     if (bounds.train_rows < 1 || bounds.batch_size < 1 || bounds.batch_size > bounds.train_rows ||
         bounds.epochs < 0)
         throw std::invalid_argument(fmt::format("resume bounds of {} rows, batch {}, {} epochs are not a run",
@@ -194,7 +205,10 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                     "is not a state of the shuffle stream ({} characters; expected 313 decimal numbers, not "
                     "all zero)",
                     state.epoch_start_random.size()));
+}
 
+void check_epoch_in_progress(const std::string& file, const TrainingState& state,
+                             const ResumeBounds& bounds) {
     // The epoch in progress: full batches so far (none is the last); at an epoch's end, the
     // whole epoch (or nothing before the first).
     const int64_t seen = state.batches_done > 0  ? state.batches_done * bounds.batch_size
@@ -219,13 +233,16 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
         invalid(file, "partial_loss_sum",
                 fmt::format("is {}; expected a finite sum of losses from 0 to {:g}", state.partial_loss_sum,
                             largest_sum));
+}
 
+// The parameters and the optimizer's state: one step per batch trained.
+void check_optimizer(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
+    const int64_t batches = bounds.batches_per_epoch();
     check_floats(file, "parameters", state.parameters, bounds.parameter_count, "the model");
     if (state.optimizer_kind != bounds.optimizer_kind)
         invalid(file, "optimizer_kind",
                 fmt::format("is '{}'; this run's optimizer is '{}'", state.optimizer_kind,
                             bounds.optimizer_kind));
-    // One step per batch trained.
     int64_t steps = 0;
     if (__builtin_mul_overflow(state.epochs_done, batches, &steps) ||
         __builtin_add_overflow(steps, state.batches_done, &steps))
@@ -241,7 +258,10 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
                  adam ? "Adam's mean of gradients" : "SGD's velocity");
     check_floats(file, "optimizer_second", state.optimizer_second, adam ? bounds.parameter_count : 0,
                  adam ? "Adam's mean of squared gradients" : "SGD (no second moment)", true);
+}
 
+// One row per epoch done, each a plausible measurement.
+void check_history(const std::string& file, const TrainingState& state) {
     if (state.history.size() != static_cast<uint64_t>(state.epochs_done))
         invalid(file, "history",
                 fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),
@@ -260,40 +280,7 @@ void check_state(const std::string& file, const TrainingState& state, const Resu
     }
 }
 
-[[noreturn]] void fail_errno(const std::string& what, const std::filesystem::path& path) {
-    throw std::runtime_error(fmt::format("cannot {} '{}': {}", what, path.string(), std::strerror(errno)));
-}
-
 }  // namespace
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail_errno("create", temporary);
-    size_t written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::close(fd);
-            fail_errno("write", temporary);
-        }
-        written += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-        ::close(fd);
-        fail_errno("fsync", temporary);
-    }
-    if (::close(fd) != 0) fail_errno("close", temporary);
-    if (::rename(temporary.c_str(), path.c_str()) != 0) fail_errno("rename into place", path);
-    // The rename itself is durable once the folder is synced.
-    const auto folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (folder_fd >= 0) {
-        ::fsync(folder_fd);
-        ::close(folder_fd);
-    }
-}
 
 std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& state) {
     ByteWriter payload;
@@ -381,12 +368,21 @@ TrainingState parse_checkpoint(const std::string& bytes, const std::string& file
     return std::move(state);
 }
 
+int64_t largest_checkpoint_bytes(const ResumeBounds& bounds) {
+    // The parameters and two optimizer moments in float, a row of metrics per epoch, and
+    // room for the header, the identity's settings and the shuffle stream's state.
+    constexpr int64_t kFixedPart = int64_t{1} << 20;
+    const auto parameters = static_cast<int64_t>(bounds.parameter_count);
+    return kFixedPart + 3 * parameters * static_cast<int64_t>(sizeof(float)) +
+           std::max<int64_t>(bounds.epochs, 0) * static_cast<int64_t>(sizeof(EpochMetrics));
+}
+
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds) {
-    const std::string file = path.string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot open checkpoint '{}'", file));
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string file = printable(path.string());
+    // A FIFO, a device or a file larger than this run's checkpoint can be is refused before
+    // anything is read or allocated.
+    const std::string bytes = read_regular_file(path, largest_checkpoint_bytes(bounds), "checkpoint");
     return parse_checkpoint(bytes, file, expected, bounds);
 }
 

@@ -71,18 +71,20 @@ std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes
 TrainingState parse_checkpoint(const std::string& bytes, const std::string& name, const RunIdentity& expected,
                                const ResumeBounds& bounds);
 
-// Writes to a temporary file beside path, fsyncs it, renames it over path and fsyncs the
-// folder: a crash leaves the old checkpoint or the new one, never half of one.
+// Writes the checkpoint with write_file_atomically (safe_file.h): a crash leaves the old
+// checkpoint or the new one, never half of one.
 void write_checkpoint(const std::filesystem::path& path, const RunIdentity& identity,
                       const TrainingState& state);
 
+// The largest checkpoint a run within bounds writes: 1 MiB for the header, the identity and
+// the shuffle stream's state, plus 12 bytes per parameter and a row of metrics per epoch.
+int64_t largest_checkpoint_bytes(const ResumeBounds& bounds);
+
 // Reads a checkpoint and checks it as parse_checkpoint does; throws std::runtime_error
-// naming the file and what is wrong (not a checkpoint, another format version, corrupt,
-// made by another run, or a field that does not fit this run).
+// naming the file and what is wrong (not a regular file, larger than
+// largest_checkpoint_bytes, not a checkpoint, another format version, corrupt, made by
+// another run, or a field that does not fit this run).
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds);
-
-// Writes text to path through a temporary file and a rename.
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
 
 }  // namespace train

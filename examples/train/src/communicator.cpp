@@ -1,12 +1,15 @@
 #include "communicator.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #ifdef NNPLUG_TRAIN_WITH_MPI
 #include <mpi.h>
@@ -38,6 +41,15 @@ void check_mpi(int status, const char* call) {
 
 }  // namespace
 
+int default_threads(int local_processes) {
+    const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const int usable = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : machine;
+    if (usable < machine) return std::max(1, usable);  // bound by the launcher
+    return std::max(1, machine / std::max(1, local_processes));
+}
+
 bool built_with_mpi() {
 #ifdef NNPLUG_TRAIN_WITH_MPI
     return true;
@@ -65,6 +77,7 @@ Communicator::Communicator(int* argc, char*** argv) {
     MPI_Comm local;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
     MPI_Comm_free(&local);
 #else
     (void)argc;

@@ -21,6 +21,7 @@ public:
     int rank() const { return rank_; }
     int size() const { return size_; }
     int local_rank() const { return local_rank_; }  // among the processes on this machine
+    int local_size() const { return local_size_; }  // the processes on this machine
     bool distributed() const { return size_ > 1; }
     // "rank R of N" (empty alone), for messages.
     std::string name() const;
@@ -40,10 +41,16 @@ private:
     int rank_ = 0;
     int size_ = 1;
     int local_rank_ = 0;
+    int local_size_ = 1;
     [[maybe_unused]] bool initialized_ = false;  // MPI_Init ran (only with MPI)
     double combine_seconds_ = 0;
     std::vector<int> counts_, displacements_;
 };
+
+// The threads a process should start by default: its share of this machine's cores. The
+// cores it may run on (its CPU affinity) when the launcher bound it to fewer than the
+// machine has; else the machine's cores divided among its local processes. At least 1.
+int default_threads(int local_processes);
 
 // True when this program was built with MPI.
 bool built_with_mpi();

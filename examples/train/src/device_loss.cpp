@@ -14,9 +14,7 @@ namespace {
 constexpr int64_t kReductionNone = 0;
 
 void check(int status, const char* call) {
-    if (status != 0)
-        throw std::runtime_error(
-            fmt::format("{} failed with status {}: {}", call, status, aclGetRecentErrMsg()));
+    if (status != 0) throw std::runtime_error(acl_failure(call, status));
 }
 
 aclTensor* vector_tensor(void* data, int64_t length) {
@@ -43,15 +41,48 @@ LossKind loss_kind(const std::string& name) {
     throw std::invalid_argument(fmt::format("loss '{}' is not bce or bce_with_logits", name));
 }
 
+static const char* acl_status_name(int status) {
+    static const std::pair<int, const char*> kNames[] = {
+        {ACL_ERROR_INVALID_PARAM, "ACL_ERROR_INVALID_PARAM"},
+        {ACL_ERROR_UNINITIALIZE, "ACL_ERROR_UNINITIALIZE"},
+        {ACL_ERROR_REPEAT_INITIALIZE, "ACL_ERROR_REPEAT_INITIALIZE"},
+        {ACL_ERROR_INVALID_FILE, "ACL_ERROR_INVALID_FILE"},
+        {ACL_ERROR_PARSE_FILE, "ACL_ERROR_PARSE_FILE"},
+        {ACL_ERROR_REPEAT_FINALIZE, "ACL_ERROR_REPEAT_FINALIZE"},
+        {ACL_ERROR_RT_PARAM_INVALID, "ACL_ERROR_RT_PARAM_INVALID"},
+        {ACL_ERROR_RT_INVALID_DEVICEID, "ACL_ERROR_RT_INVALID_DEVICEID"},
+        {ACL_ERROR_BAD_ALLOC, "ACL_ERROR_BAD_ALLOC"},
+        {ACL_ERROR_INVALID_DEVICE, "ACL_ERROR_INVALID_DEVICE"},
+        {ACL_ERROR_INVALID_RESOURCE_HANDLE, "ACL_ERROR_INVALID_RESOURCE_HANDLE"},
+        {ACL_ERROR_RT_MEMORY_ALLOCATION, "ACL_ERROR_RT_MEMORY_ALLOCATION"},
+        {ACL_ERROR_INTERNAL_ERROR, "ACL_ERROR_INTERNAL_ERROR"},
+        {ACL_ERROR_FAILURE, "ACL_ERROR_FAILURE"},
+        {ACL_ERROR_RT_FAILURE, "ACL_ERROR_RT_FAILURE"},
+    };
+    for (const auto& [code, name] : kNames)
+        if (code == status) return name;
+    return nullptr;
+}
+
+std::string acl_failure(const char* call, int status) {
+    std::string message = aclGetRecentErrMsg();
+    // The runtime's message starts with the call's name already.
+    const std::string prefix = std::string(call) + ": ";
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    if (message.empty()) message = "failed";
+    const char* name = acl_status_name(status);
+    return fmt::format("{} ({} returned {})", message, call, name ? name : fmt::format("status {}", status));
+}
+
 AclSession::AclSession(const char* config_path, int32_t device, bool wrap_device) : device_(device) {
     check(aclInit(config_path), "aclInit");
     uint32_t count = 0;
     if (wrap_device && aclrtGetDeviceCount(&count) == ACL_SUCCESS && count > 0)
         device_ = static_cast<int32_t>(static_cast<uint32_t>(device_) % count);
     if (const aclError status = aclrtSetDevice(device_)) {
-        const std::string message = aclGetRecentErrMsg();
+        const std::string message = acl_failure("aclrtSetDevice", status);
         aclFinalize();
-        throw std::runtime_error(fmt::format("aclrtSetDevice failed with status {}: {}", status, message));
+        throw std::runtime_error(message);
     }
 }
 

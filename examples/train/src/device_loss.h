@@ -32,6 +32,11 @@ private:
 //   kBce            aclnnBinaryCrossEntropy / aclnnBinaryCrossEntropyBackward on probabilities
 //   kBceWithLogits  aclnnBinaryCrossEntropyWithLogits / aclnnBinaryCrossEntropyWithLogitsBackward
 //                   on logits, with an optional posWeight
+// A failed call's message in one line: the runtime's recent error message (without the
+// call's name it starts with) and the status by its name, e.g. "<file>:2:1: unknown key
+// 'log_levl' (aclInit returned ACL_ERROR_PARSE_FILE)".
+std::string acl_failure(const char* call, int status);
+
 enum class LossKind { kBce, kBceWithLogits };
 
 // "bce" or "bce_with_logits" (the config's `loss`); throws std::invalid_argument otherwise.

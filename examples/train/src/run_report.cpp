@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "safe_file.h"
 
 namespace train {
 namespace {
@@ -140,7 +143,7 @@ std::string training_curves_svg(const std::vector<EpochMetrics>& history, const 
                                   "\n"
                                   R"(<rect width="100%" height="100%" fill="white"/>)"
                                   "\n"
-                                  R"(<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>)"
+                                  R"(<text x="{}" y="22" font-size="13" text-anchor="middle">{}</text>)"
                                   "\n",
                                   kWidth, kHeight, kWidth, kHeight, kWidth / 2, xml_text(title));
     if (!history.empty()) {
@@ -159,18 +162,90 @@ std::string training_curves_svg(const std::vector<EpochMetrics>& history, const 
     return svg + "</svg>\n";
 }
 
+std::string run_title(const std::string& model, const std::string& data, const std::string& loss,
+                      const std::string& dtype, const std::string& backend) {
+    return fmt::format("{} on {}: {} loss, {}, backend {}", model, data, loss, dtype, backend);
+}
+
+std::vector<std::pair<double, double>> roc_points(const float* scores, const float* labels, int64_t count) {
+    std::vector<int64_t> order(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) order[static_cast<size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+    int64_t positives = 0;
+    for (int64_t i = 0; i < count; ++i) positives += labels[i] == 1.0f;
+    const int64_t negatives = count - positives;
+    std::vector<std::pair<double, double>> points = {{0.0, 0.0}};
+    int64_t true_positives = 0, false_positives = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+        (labels[order[k]] == 1.0f ? true_positives : false_positives) += 1;
+        // One point per distinct score: tied rows move the curve together.
+        if (k + 1 < order.size() && scores[order[k + 1]] == scores[order[k]]) continue;
+        points.emplace_back(
+            negatives > 0 ? static_cast<double>(false_positives) / static_cast<double>(negatives) : 0,
+            positives > 0 ? static_cast<double>(true_positives) / static_cast<double>(positives) : 0);
+    }
+    return points;
+}
+
+std::string roc_curve_svg(const float* scores, const float* labels, int64_t count, double auc,
+                          const std::string& title) {
+    // Wide enough for the run's title above the square plot.
+    constexpr double kSize = 820, kLeft = 230, kTop = 60, kSide = 360;
+    const auto x = [&](double rate) { return kLeft + rate * kSide; };
+    const auto y = [&](double rate) { return kTop + (1 - rate) * kSide; };
+    std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" )"
+                                  R"(viewBox="0 0 {0} {1}" font-family="sans-serif">)"
+                                  "\n"
+                                  R"(<rect width="100%" height="100%" fill="white"/>)"
+                                  "\n"
+                                  R"(<text x="{2}" y="22" font-size="12" text-anchor="middle">{3}</text>)"
+                                  "\n"
+                                  R"(<text x="{2}" y="42" font-size="13" text-anchor="middle">)"
+                                  R"(ROC curve of the test split, AUC {4:.4f}</text>)"
+                                  "\n",
+                                  kSize, kTop + kSide + 60, kSize / 2, xml_text(title), auc);
+    svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="black"/>)"
+                       "\n"
+                       R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#999" stroke-dasharray="4 4"/>)"
+                       "\n",
+                       kLeft, kTop, kSide, kSide, x(0), y(0), x(1), y(1));
+    for (int tick = 0; tick <= 5; ++tick) {
+        const double rate = tick / 5.0;
+        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{:.1f}</text>)"
+                           "\n"
+                           R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{:.1f}</text>)"
+                           "\n",
+                           x(rate), y(0) + 16, rate, x(0) - 6, y(rate) + 4, rate);
+    }
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle">)"
+                       R"(false positive rate</text>)"
+                       "\n"
+                       R"(<text x="{:.1f}" y="{:.1f}" font-size="12" text-anchor="middle" )"
+                       R"svg(transform="rotate(-90 {:.1f} {:.1f})">true positive rate</text>)svg"
+                       "\n",
+                       x(0.5), y(0) + 36, kLeft - 40, y(0.5), kLeft - 40, y(0.5));
+    std::string line;
+    for (const auto& [fpr, tpr] : roc_points(scores, labels, count))
+        line += fmt::format("{:.2f},{:.2f} ", x(fpr), y(tpr));
+    svg += fmt::format(R"(<polyline fill="none" stroke="#d62728" stroke-width="2" points="{}"/>)"
+                       "\n",
+                       line);
+    return svg + "</svg>\n";
+}
+
 std::string summary_text(const RunSummary& s) {
     const auto& c = s.confusion.counts;
-    const size_t name_width = std::max<size_t>({s.label_names[0].size(), s.label_names[1].size(), 6}) + 2;
+    // Label names come from the data file: printed escaped.
+    const std::array<std::string, 2> names = {printable(s.label_names[0]), printable(s.label_names[1])};
+    const size_t name_width = std::max<size_t>({names[0].size(), names[1].size(), 6}) + 2;
     std::string text = fmt::format("Test accuracy: {:.2f}% ({} of {}), ROC AUC {:.4f}, test loss {:.4f}\n",
                                    100.0 * s.confusion.accuracy(), c[0][0] + c[1][1], s.confusion.total(),
                                    s.last.test_roc_auc, s.last.test_loss);
     text += "Confusion matrix (rows: actual, columns: predicted)\n";
-    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, s.label_names[0], name_width,
-                        s.label_names[1], name_width);
+    text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", "", name_width, names[0], name_width, names[1], name_width);
     for (int actual = 0; actual < 2; ++actual)
-        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", s.label_names[actual], name_width, c[actual][0],
-                            name_width, c[actual][1], name_width);
+        text += fmt::format("  {:<{}}{:>{}}{:>{}}\n", names[static_cast<size_t>(actual)], name_width,
+                            c[actual][0], name_width, c[actual][1], name_width);
     if (s.samples_trained > 0)
         text += fmt::format("Training throughput: {:.0f} samples/s ({} samples in {:.3f} s) on {}\n",
                             s.samples_per_second, s.samples_trained, s.train_seconds, s.backend);
@@ -184,17 +259,19 @@ std::string summary_text(const RunSummary& s) {
 std::string summary_json(const RunSummary& s) {
     const auto& c = s.confusion.counts;
     return fmt::format(
-        "{{\n  \"backend\": {},\n  \"data\": {},\n  \"model\": {},\n  \"epochs\": {},\n"
+        "{{\n  \"backend\": {},\n  \"data\": {},\n  \"model\": {},\n  \"loss\": {},\n  \"dtype\": {},\n"
+        "  \"epochs\": {},\n"
         "  \"test_accuracy\": {},\n  \"test_loss\": {},\n  \"test_roc_auc\": {},\n"
         "  \"confusion_matrix\": {{\"labels\": [{}, {}], \"rows_actual_columns_predicted\": [[{}, {}], [{}, "
         "{}]]}},\n"
         "  \"samples_trained\": {},\n  \"train_seconds\": {},\n  \"train_samples_per_second\": {},\n"
         "  \"processes\": {},\n  \"host_threads\": {},\n  \"steps\": {},\n  \"combine_seconds\": {}\n}}\n",
-        json_string(s.backend), json_string(s.data), json_string(s.model), s.last.epoch,
-        json_number(s.confusion.accuracy()), json_number(s.last.test_loss), json_number(s.last.test_roc_auc),
-        json_string(s.label_names[0]), json_string(s.label_names[1]), c[0][0], c[0][1], c[1][0], c[1][1],
-        s.samples_trained, json_number(s.train_seconds), json_number(s.samples_per_second), s.processes,
-        s.host_threads, s.steps, json_number(s.combine_seconds));
+        json_string(s.backend), json_string(s.data), json_string(s.model), json_string(s.loss),
+        json_string(s.dtype), s.last.epoch, json_number(s.confusion.accuracy()),
+        json_number(s.last.test_loss), json_number(s.last.test_roc_auc), json_string(s.label_names[0]),
+        json_string(s.label_names[1]), c[0][0], c[0][1], c[1][0], c[1][1], s.samples_trained,
+        json_number(s.train_seconds), json_number(s.samples_per_second), s.processes, s.host_threads, s.steps,
+        json_number(s.combine_seconds));
 }
 
 }  // namespace train

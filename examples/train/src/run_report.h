@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint.h"
@@ -18,10 +19,25 @@ std::string metrics_csv(const std::vector<EpochMetrics>& history);
 // Two panels, loss and accuracy against epoch, train and test.
 std::string training_curves_svg(const std::vector<EpochMetrics>& history, const std::string& title);
 
+// What a run's plots and summary say produced them, e.g. "MLP 30-16-8-1 on
+// breast_cancer_wisconsin.csv (...): bce_with_logits loss, float32, backend cpu_tbb".
+std::string run_title(const std::string& model, const std::string& data, const std::string& loss,
+                      const std::string& dtype, const std::string& backend);
+
+// The ROC curve's points (false positive rate, true positive rate) from (0, 0) to (1, 1):
+// the rows by descending score, one point per distinct score.
+std::vector<std::pair<double, double>> roc_points(const float* scores, const float* labels, int64_t count);
+
+// The ROC curve of the test split as SVG, with the diagonal of a chance classifier.
+std::string roc_curve_svg(const float* scores, const float* labels, int64_t count, double auc,
+                          const std::string& title);
+
 struct RunSummary {
     std::string backend;
     std::string data;
     std::string model;
+    std::string loss;   // bce_with_logits or bce
+    std::string dtype;  // of the tensors the loss runs on
     std::array<std::string, 2> label_names;
     EpochMetrics last;
     ConfusionMatrix confusion;

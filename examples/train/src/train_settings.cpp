@@ -11,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "safe_file.h"
+
 namespace train {
 namespace {
 
@@ -121,6 +123,65 @@ struct KeyContext {
 
 using KeyReader = std::function<void(const KeyContext&, TrainSettings&)>;
 
+void read_synthetic(const KeyContext& c, TrainSettings& s) {
+    if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+        s.synthetic.reset();
+        return;
+    }
+    try {
+        s.synthetic = parse_synthetic_shape(c.text());
+    } catch (const std::invalid_argument&) {
+        c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
+    }
+}
+
+void read_hidden(const KeyContext& c, TrainSettings& s) {
+    s.hidden.clear();
+    if (c.node.IsNull()) return;
+    if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
+    for (const auto& item : c.node) {
+        int64_t size = 0;
+        try {
+            size = item.as<int64_t>();
+        } catch (const YAML::Exception&) {
+            c.fail("a list of whole numbers >= 1");
+        }
+        if (size < 1) c.fail("a list of whole numbers >= 1");
+        s.hidden.push_back(size);
+    }
+}
+
+void read_class_weights(const KeyContext& c, TrainSettings& s) {
+    std::string spec;
+    if (c.node.IsSequence() && c.node.size() == 2)
+        spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
+    else if (c.node.IsScalar())
+        spec = c.node.Scalar();
+    try {
+        class_weight_values(spec, 1, 1);
+    } catch (const std::invalid_argument&) {
+        c.fail("balanced, none, or two positive weights [w0, w1]");
+    }
+    s.class_weights = spec;
+}
+
+void read_pos_weight(const KeyContext& c, TrainSettings& s) {
+    if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
+        s.pos_weight = "none";
+        return;
+    }
+    const std::string spec = c.node.IsScalar() ? c.node.Scalar() : "";
+    std::optional<float> value;
+    try {
+        value = pos_weight_value(spec, 1, 1);
+    } catch (const std::invalid_argument&) {
+        c.fail(fmt::format("none, balanced, or a number > 0 (the positives' loss multiplier){}",
+                           did_you_mean(spec, {"none", "balanced"})));
+    }
+    // A number is kept in one spelling, so "2.50" and "2.5" are the same run.
+    s.pos_weight = spec == "none" || spec == "balanced" ? spec : fmt::format("{}", *value);
+}
+
 const std::map<std::string, KeyReader>& key_readers() {
     static const std::map<std::string, KeyReader> readers = {
         {"data.path", [](const KeyContext& c, TrainSettings& s) { s.data_path = c.text(); }},
@@ -130,40 +191,14 @@ const std::map<std::string, KeyReader>& key_readers() {
          }},
         {"data.test_fraction",
          [](const KeyContext& c, TrainSettings& s) { s.test_fraction = c.number(0, true, 0.9); }},
-        {"data.synthetic",
-         [](const KeyContext& c, TrainSettings& s) {
-             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
-                 s.synthetic.reset();
-                 return;
-             }
-             try {
-                 s.synthetic = parse_synthetic_shape(c.text());
-             } catch (const std::invalid_argument&) {
-                 c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
-             }
-         }},
+        {"data.synthetic", read_synthetic},
         {"data.synthetic_noise",
          [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
         {"model.kind",
          [](const KeyContext& c, TrainSettings& s) {
              s.model_kind = c.choice({"logistic", "mlp"});
          }},
-        {"model.hidden",
-         [](const KeyContext& c, TrainSettings& s) {
-             s.hidden.clear();
-             if (c.node.IsNull()) return;
-             if (!c.node.IsSequence()) c.fail("a list of layer sizes, e.g. [32, 16]");
-             for (const auto& item : c.node) {
-                 int64_t size = 0;
-                 try {
-                     size = item.as<int64_t>();
-                 } catch (const YAML::Exception&) {
-                     c.fail("a list of whole numbers >= 1");
-                 }
-                 if (size < 1) c.fail("a list of whole numbers >= 1");
-                 s.hidden.push_back(size);
-             }
-         }},
+        {"model.hidden", read_hidden},
         {"loss",
          [](const KeyContext& c, TrainSettings& s) {
              s.loss = c.choice({"bce_with_logits", "bce"});
@@ -187,39 +222,13 @@ const std::map<std::string, KeyReader>& key_readers() {
         {"train.threads", [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0); }},
         {"train.seed",
          [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
-        {"train.class_weights",
-         [](const KeyContext& c, TrainSettings& s) {
-             std::string spec;
-             if (c.node.IsSequence() && c.node.size() == 2)
-                 spec = fmt::format("{},{}", c.node[0].Scalar(), c.node[1].Scalar());
-             else if (c.node.IsScalar())
-                 spec = c.node.Scalar();
-             try {
-                 class_weight_values(spec, 1, 1);
-             } catch (const std::invalid_argument&) {
-                 c.fail("balanced, none, or two positive weights [w0, w1]");
-             }
-             s.class_weights = spec;
-         }},
-        {"train.pos_weight",
-         [](const KeyContext& c, TrainSettings& s) {
-             if (c.node.IsNull() || (c.node.IsScalar() && c.node.Scalar().empty())) {
-                 s.pos_weight = "none";
-                 return;
-             }
-             const std::string spec = c.node.IsScalar() ? c.node.Scalar() : "";
-             std::optional<float> value;
-             try {
-                 value = pos_weight_value(spec, 1, 1);
-             } catch (const std::invalid_argument&) {
-                 c.fail(fmt::format("none, balanced, or a number > 0 (the positives' loss multiplier){}",
-                                    did_you_mean(spec, {"none", "balanced"})));
-             }
-             // A number is kept in one spelling, so "2.50" and "2.5" are the same run.
-             s.pos_weight = spec == "none" || spec == "balanced" ? spec : fmt::format("{}", *value);
-         }},
+        {"train.class_weights", read_class_weights},
+        {"train.pos_weight", read_pos_weight},
         {"checkpoint.every", [](const KeyContext& c, TrainSettings& s) { s.checkpoint_every = c.whole(0); }},
-        {"output.dir", [](const KeyContext& c, TrainSettings& s) { s.output_dir = c.text(); }},
+        {"output.dir",
+         [](const KeyContext& c, TrainSettings& s) {
+             if (!c.node.IsNull()) s.output_dir = c.text();  // empty: named after the config and backend
+         }},
     };
     return readers;
 }
@@ -254,22 +263,25 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }  // namespace
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
-    if (!std::filesystem::is_regular_file(path))
-        throw std::runtime_error(
-            fmt::format("config file '{}' does not exist or is not a file", path.string()));
+    const std::string shown = printable(path.string());
+    const std::string text = read_regular_file(path, kLargestConfigBytes, "config file");
     ConfigDocument document;
     document.source = std::filesystem::absolute(path);
+    std::vector<YAML::Node> documents;
     try {
-        document.root = YAML::LoadFile(path.string());
+        documents = YAML::LoadAll(text);
     } catch (const YAML::Exception& exception) {
-        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", path.string(),
-                                             exception.mark.line + 1, exception.mark.column + 1,
-                                             exception.msg));
+        throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", shown, exception.mark.line + 1,
+                                             exception.mark.column + 1, printable(exception.msg)));
     }
+    if (documents.size() > 1)
+        throw std::runtime_error(
+            fmt::format("{}: holds {} YAML documents (separated by '---'); a config is one document", shown,
+                        documents.size()));
+    document.root = documents.empty() ? YAML::Node() : documents.front();
     if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
     if (!document.root.IsMap())
-        throw std::runtime_error(
-            fmt::format("{}: the top level must be a mapping of keys to values", path.string()));
+        throw std::runtime_error(fmt::format("{}: the top level must be a mapping of keys to values", shown));
     return document;
 }
 
@@ -293,6 +305,7 @@ void apply_override(ConfigDocument& document, const std::string& assignment) {
     }
     if (std::find(kRuntimeKeys.begin(), kRuntimeKeys.end(), parts[0]) != kRuntimeKeys.end()) {
         set_path(document.root, parts, 0, value);  // the runtime checks these when aclInit reads them
+        document.runtime_overridden = true;
         return;
     }
     const auto& readers = key_readers();
@@ -375,10 +388,14 @@ std::string effective_backend(const ConfigDocument& document) {
     return backend && backend.IsScalar() ? backend.Scalar() : "cpu_tbb";
 }
 
-std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path) {
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path,
+                                  const std::string& backend, const std::filesystem::path& output_dir) {
     YAML::Node root = YAML::Clone(document.root);
+    if (!backend.empty()) root["backend"] = backend;
     if (!data_path.empty())
         set_path(root, {"application", "data", "path"}, 0, YAML::Node(data_path.string()));
+    if (!output_dir.empty())
+        set_path(root, {"application", "output", "dir"}, 0, YAML::Node(output_dir.string()));
     const YAML::Node paths = root["plugin_paths"];
     if (paths && paths.IsSequence()) {
         YAML::Node absolute(YAML::NodeType::Sequence);
@@ -391,6 +408,17 @@ std::string effective_config_text(const ConfigDocument& document, const std::fil
     YAML::Emitter out;
     out << root;
     return std::string(out.c_str()) + "\n";
+}
+
+std::filesystem::path default_output_dir(const ConfigDocument& document, const std::string& backend) {
+    return std::filesystem::path("train_output") / (document.source.stem().string() + "-" + backend);
+}
+
+bool names_output_dir(const ConfigDocument& document) {
+    const YAML::Node application = document.root["application"];
+    if (!application || !application.IsMap()) return false;
+    const YAML::Node output = application["output"];
+    return output && output.IsMap() && output["dir"] && !output["dir"].IsNull();
 }
 
 std::vector<std::pair<std::string, std::string>> trajectory_settings(const TrainSettings& s) {

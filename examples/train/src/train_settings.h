@@ -43,7 +43,8 @@ struct TrainSettings {
     // training
     int64_t epochs = 50;
     int64_t batch_size = 32;
-    int64_t threads = 0;  // oneTBB threads for the host side of a step (0: every core);
+    int64_t threads = 0;  // oneTBB threads for the host side of a step (0: the process's share of
+                          // the cores, communicator.h default_threads);
                           // results are the same bytes for any count
     uint64_t seed = 42;
     std::string class_weights = "balanced";  // balanced, none, or "w0,w1"
@@ -58,9 +59,15 @@ struct ConfigDocument {
     std::filesystem::path source;
     YAML::Node root;
     std::map<std::string, std::string> overrides;  // application key -> the --set text that changed it
+    bool runtime_overridden = false;               // a --set changed a key the runtime reads
 };
 
-// Reads a YAML file; throws std::runtime_error naming the file on failure.
+// The largest config file read: a config is a page of settings (a huge one would only
+// cost time and memory).
+constexpr int64_t kLargestConfigBytes = int64_t{1} << 20;
+
+// Reads a YAML file of one document: a regular file of at most kLargestConfigBytes; throws
+// std::runtime_error naming the file on failure.
 ConfigDocument read_config_document(const std::filesystem::path& path);
 
 // Applies `key=value` overrides: keys of the runtime (backend, log_level, plugin_paths,
@@ -76,10 +83,21 @@ TrainSettings read_train_settings(const ConfigDocument& document,
 // The backend the runtime will use: $NNPLUG_BACKEND, else the document's `backend`.
 std::string effective_backend(const ConfigDocument& document);
 
-// The document as aclInit should read it, with relative plugin paths made absolute
-// (the effective config is written away from the original file) and `data.path` set to
-// the data file found (empty: left as it is).
-std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path);
+// The config a run used, as the run's folder keeps it: the document after every --set, with
+// the backend actually used, relative plugin paths made absolute (the copy lives away from
+// the original file), `data.path` set to the data file found (empty: left as it is) and
+// `output.dir` to the run's folder (empty backend or folder: left as they are). Rerunning
+// from it repeats the run.
+std::string effective_config_text(const ConfigDocument& document, const std::filesystem::path& data_path,
+                                  const std::string& backend = {},
+                                  const std::filesystem::path& output_dir = {});
+
+// The run's folder when the config and the command line name none:
+// train_output/<config file's stem>-<backend>.
+std::filesystem::path default_output_dir(const ConfigDocument& document, const std::string& backend);
+
+// True when the document (after overrides) sets application.output.dir.
+bool names_output_dir(const ConfigDocument& document);
 
 // The settings that decide the trajectory of a run, as sorted "key=value" lines; a
 // checkpoint must match them to be resumed. Epochs, outputs and backend are left out.

@@ -35,6 +35,10 @@ int64_t chunk_shards(int64_t batch_size, int threads, bool logistic);
 struct RunRequest {
     TrainSettings settings;
     std::string backend;  // for the report
+    // The effective config, written to the run's folder as config.yaml once the run has
+    // started (its data loaded, its checkpoint accepted): a run that fails before changes
+    // nothing there.
+    std::string config_text;
     std::optional<std::filesystem::path> resume_from;
     // Stop as SIGINT would after this many batches of this process (0: never); lets the
     // tests interrupt a run at a known point.

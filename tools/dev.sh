@@ -75,7 +75,7 @@ lint() {
 # The training example with its default config (share/nnplug/configs/train_cpu.yaml);
 # its metrics, curves and checkpoint go to the build folder.
 run_main_job() {
-  "$BUILD_DIR/bin/nnplug_train" --output "$BUILD_DIR/train_output/cpu"
+  "$BUILD_DIR/bin/nnplug_train" --output "$BUILD_DIR/train_output/train_cpu-cpu_tbb"
 }
 
 command=${1:-}

@@ -92,13 +92,14 @@ std::string fixed(double value, int digits) {
 }
 
 // The command of tools/dev.sh's run_main_job that this test mirrors (with a scratch folder
-// for build/train_output/cpu); a change there must come here and to the README.
+// for build/train_output/train_cpu-cpu_tbb); a change there must come here and to the README.
 TEST(ReadmeDefaultRun, MirrorsTheCommandOfToolsDevShRun) {
     const std::string script = read_text(fs::path(NNPLUG_SOURCE_DIR) / "tools" / "dev.sh");
     const size_t body = script.find("run_main_job() {");
     ASSERT_NE(body, std::string::npos) << "no run_main_job in tools/dev.sh";
     const std::string command = script.substr(body, script.find('}', body) - body);
-    EXPECT_NE(command.find("\"$BUILD_DIR/bin/nnplug_train\" --output \"$BUILD_DIR/train_output/cpu\"\n"),
+    EXPECT_NE(command.find(
+                  "\"$BUILD_DIR/bin/nnplug_train\" --output \"$BUILD_DIR/train_output/train_cpu-cpu_tbb\"\n"),
               std::string::npos)
         << "tools/dev.sh run no longer runs what README.md's \"What the main job prints\" shows:\n"
         << command;
@@ -118,8 +119,8 @@ TEST(ReadmeDefaultRun, PrintsWhatTheReadmeSays) {
     std::vector<std::string> block = readme_block(read_text(fs::path(NNPLUG_SOURCE_DIR) / "README.md"));
     ASSERT_GE(block.size(), 3u) << "no block after the comment naming this test in README.md";
     for (std::string& line : block)  // tools/dev.sh run's folder, here a scratch one
-        if (const size_t at = line.find("build/train_output/cpu"); at != std::string::npos)
-            line.replace(at, std::string("build/train_output/cpu").size(), folder.string());
+        if (const size_t at = line.find("build/train_output/train_cpu-cpu_tbb"); at != std::string::npos)
+            line.replace(at, std::string("build/train_output/train_cpu-cpu_tbb").size(), folder.string());
     for (const std::string& line : missing_lines(block, output))
         ADD_FAILURE() << "README.md says the default run prints\n  " << line << "\nbut it printed:\n"
                       << output;

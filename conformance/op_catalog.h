@@ -1,7 +1,8 @@
 // The ops as the conformance kit and the tests drive them: each op's tensor arguments and
 // attributes in the order of its aclnn signature, and its two phases. The golden-case runner, the
 // cross-backend comparison and the other op-generic tests build any call from this
-// table, so a new op adds one entry here (and its cases), not a new runner.
+// table. Each op folder's <folder>_kit.cpp appends its entries (register_<folder>_kit), found
+// by the build (nnplug_op_sources), so a new op adds a file there, not a line here.
 #pragma once
 
 #include <acl/acl.h>
@@ -30,6 +31,16 @@ struct OpUnderTest {
     // compares them bit for bit), though not necessarily PyTorch's (exp and log differ).
     bool same_bits_on_every_backend = false;
 };
+
+// The op folders' entries; the build lists the files (nnplug_op_sources).
+#define NNPLUG_OP_SOURCE(stem) void register_##stem(std::vector<OpUnderTest>& ops);
+#include "conformance_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
+
+// An output argument of an aclnn call, from the catalog's const list.
+inline aclTensor* writable(const aclTensor* tensor) {
+    return const_cast<aclTensor*>(tensor);
+}
 
 // Every op nnplug implements.
 const std::vector<OpUnderTest>& op_catalog();

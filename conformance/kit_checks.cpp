@@ -27,7 +27,7 @@ struct ErrorCase {
 };
 
 bool is_loss(const OpUnderTest& op) {
-    return op.name == "forward" || op.name == "with_logits";
+    return op.kit.reducing;
 }
 
 int slot_of(const OpUnderTest& op, const std::string& role) {
@@ -70,7 +70,6 @@ private:
 
 std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, const DeviceTensor& self) {
     std::vector<ErrorCase> cases;
-    const bool logits = op.name.rfind("with_logits", 0) == 0;
     const int out = slot_of(op, op.output);
     for (const std::string& role : op.operands) {
         const int slot = slot_of(op, role);
@@ -114,14 +113,15 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
                              if (is_loss(op)) call.tensors[out] = scratch.make({}, ACL_FLOAT);
                          }});
     if (is_loss(op))
-        cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID, "must be [] or [1]",
+        cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID,
+                         op.kit.reduced_zero_d_only ? "must be [] (0-d)" : "must be [] or [1]",
                          [](Call& call) { call.attrs[0] = 1; }});
-    if (logits)
+    if (op.kit.out_dtype_is_target)
         cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
                          [out, &scratch](Call& call) {
                              call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16);
                          }});
-    if (op.name != "with_logits")  // (the with-logits loss, as CANN's, checks no format)
+    if (op.kit.checks_format)
         cases.push_back({"format_target", ACLNN_ERR_PARAM_INVALID, "format", [&op, &scratch](Call& call) {
                              call.tensors[slot_of(op, "target")] =
                                  scratch.make({4, 5}, ACL_FLOAT, {}, 0, ACL_FORMAT_NCHW);

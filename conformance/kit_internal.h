@@ -72,6 +72,7 @@ std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::
 // The random cases of an op, with their expected results.
 struct RandomCase {
     GoldenCase golden;               // the operands, as a golden case without expectations
+    std::vector<int64_t> shape;      // the iteration space: out's shape unless reduced
     std::vector<uint8_t> canonical;  // out's storage per the canonical float32 expressions
     std::vector<double> reference;   // float64 per view element, or the one reduced value
     std::vector<double> magnitude;   // per reference value: the terms' magnitude (cancellation allowance)

@@ -2,6 +2,8 @@
 // with tensors and attributes in signature order, and the roles golden files name them by.
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <bce_reference.h>
+#include <nnplug/ops/bce_math.h>
 
 #include "op_catalog.h"
 
@@ -20,6 +22,15 @@ aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<i
                                                            workspace, executor);
 }
 
+ElementExpectation forward_element(const ElementInputs& e) {
+    return {bce_forward(e.w, e.x, e.y), reference::bce_forward(e.w, e.x, e.y), 0.0};
+}
+
+ElementExpectation backward_element(const ElementInputs& e) {
+    return {bce_backward(e.g, e.w, e.x, e.y, e.scale), reference::bce_backward(e.g, e.w, e.x, e.y, e.scale64),
+            0.0};
+}
+
 }  // namespace
 
 void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
@@ -29,7 +40,12 @@ void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
                    {"reduction"},
                    "out",
                    forward,
-                   aclnnBinaryCrossEntropy});
+                   aclnnBinaryCrossEntropy,
+                   false,
+                   {}});
+    ops.back().kit.evaluate = forward_element;
+    ops.back().kit.self_values = SelfValues::kProbability;
+    ops.back().kit.reducing = true;
     ops.push_back({"backward",
                    "aclnnBinaryCrossEntropyBackward",
                    {"gradOutput", "self", "target", "weight", "out"},
@@ -37,7 +53,11 @@ void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
                    "out",
                    backward,
                    aclnnBinaryCrossEntropyBackward,
-                   true});
+                   true,
+                   {}});
+    ops.back().kit.evaluate = backward_element;
+    ops.back().kit.self_values = SelfValues::kProbability;
+    ops.back().kit.bit_exact = true;  // every operation of the expression is exactly rounded
 }
 
 }  // namespace nnplug::conformance

@@ -187,9 +187,16 @@ void run_with_logits(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropyWithL
     const bool has_pos_weight = nnplug_operand_present(&d, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT);
     for_each_element(d, NNPLUG_BCE_WITH_LOGITS_OUT, [&](const Position& at) {
         const float x = at.load(NNPLUG_BCE_WITH_LOGITS_SELF), y = at.load(NNPLUG_BCE_WITH_LOGITS_TARGET);
+#ifdef SCALAR_REF_BUG_WEIGHT_NOT_ROUNDED  // BUG: weight and posWeight used as stored, not cast first
+        static_cast<void>(promoted);
+        const float w = at.load(NNPLUG_BCE_WITH_LOGITS_WEIGHT);
+        if (!has_pos_weight) return nnplug::bce_with_logits_forward(x, y, w);
+        const float p = at.load(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT);
+#else
         const float w = rounded_to(promoted, at.load(NNPLUG_BCE_WITH_LOGITS_WEIGHT));
         if (!has_pos_weight) return nnplug::bce_with_logits_forward(x, y, w);
         const float p = rounded_to(promoted, at.load(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT));
+#endif
         return nnplug::bce_with_logits_forward_pos(x, y, w, p);
     });
 }

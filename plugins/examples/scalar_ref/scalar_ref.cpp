@@ -99,8 +99,13 @@ struct Position {
     // Operand slot's element at this position, counted in elements from its data.
     int64_t element(int slot) const {
         const nnplug_tensor& t = desc.operands[slot];
+#ifdef SCALAR_REF_BUG_OFFSET_32BIT  // BUG: element offsets in 32-bit arithmetic
+        int32_t e = static_cast<int32_t>(t.offset);
+        for (int32_t k = 0; k < desc.ndim; ++k) e += static_cast<int32_t>(index[k] * t.strides[k]);
+#else
         int64_t e = t.offset;
         for (int32_t k = 0; k < desc.ndim; ++k) e += index[k] * t.strides[k];
+#endif
         return e;
     }
     // The operand's value widened to float32; an absent optional operand is `absent`.

@@ -11,6 +11,7 @@
 #include <nnplug/dtype_convert.h>
 #include <nnplug/ops/bce_math.h>
 #include <nnplug/ops/bce_with_logits_math.h>
+#include <nnplug/ops/mse_loss_math.h>
 #include <nnplug/plugin_support.h>
 
 #include <cmath>
@@ -169,7 +170,7 @@ float bce_backward(float grad, float weight, float self, float target, float sca
 using nnplug::bce_backward;
 #endif
 
-// ---- The five ops -----------------------------------------------------------------------
+// ---- The ops -----------------------------------------------------------------------
 
 void run_bce(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropy
     for_each_element(d, NNPLUG_BCE_OUT, [](const Position& at) {
@@ -224,6 +225,21 @@ void run_with_logits_backward(const nnplug_op_desc& d) {  // ...WithLogitsBackwa
     });
 }
 
+void run_mse_loss(const nnplug_op_desc& d) {  // aclnnMseLoss: self and target broadcast to each other
+    for_each_element(d, NNPLUG_MSE_LOSS_OUT, [](const Position& at) {
+        return nnplug::mse_loss(at.load(NNPLUG_MSE_LOSS_SELF), at.load(NNPLUG_MSE_LOSS_TARGET));
+    });
+}
+
+void run_mse_loss_backward(const nnplug_op_desc& d) {  // aclnnMseLossBackward
+    const float norm = nnplug::mse_loss_norm(nnplug_attr_f64(&d, NNPLUG_ATTR_SCALE, 1.0));
+    for_each_element(d, NNPLUG_MSE_LOSS_BACKWARD_OUT, [&](const Position& at) {
+        return nnplug::mse_loss_backward(at.load(NNPLUG_MSE_LOSS_BACKWARD_GRAD_OUTPUT),
+                                         at.load(NNPLUG_MSE_LOSS_BACKWARD_SELF),
+                                         at.load(NNPLUG_MSE_LOSS_BACKWARD_TARGET), norm);
+    });
+}
+
 // Nothing to plan and no workspace.
 nnplug_status prepare(void*, const nnplug_op_desc*, void** plan, uint64_t* workspace_bytes) {
     *plan = nullptr;
@@ -252,6 +268,12 @@ nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void*, 
             case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD:
             case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD:
                 run_with_logits_backward(*desc);
+                break;
+            case NNPLUG_OP_MSE_LOSS:
+                run_mse_loss(*desc);
+                break;
+            case NNPLUG_OP_MSE_LOSS_BACKWARD:
+                run_mse_loss_backward(*desc);
                 break;
             default:
                 return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "scalar_ref has no op " + std::to_string(desc->op));
@@ -299,23 +321,26 @@ const nnplug_device_i kDevice = [] {
     return device;
 }();
 
-nnplug_op_i op_table(int32_t kind, const char* name) {
+nnplug_op_i op_table(int32_t kind) {
     auto op = sdk::table<nnplug_op_i>();
     op.op = kind;
-    op.name = name;
+    op.name = nnplug_op_api_name(kind);
     op.prepare = prepare;
     op.launch = launch;
     return op;
 }
 
 const nnplug_op_i kOps[] = {
-    op_table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy"),
-    op_table(NNPLUG_OP_BCE_BACKWARD, "aclnnBinaryCrossEntropyBackward"),
-    op_table(NNPLUG_OP_BCE_WITH_LOGITS, "aclnnBinaryCrossEntropyWithLogits"),
-    op_table(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsBackward"),
-    op_table(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsTargetBackward"),
+    op_table(NNPLUG_OP_BCE_FORWARD),
+    op_table(NNPLUG_OP_BCE_BACKWARD),
+    op_table(NNPLUG_OP_BCE_WITH_LOGITS),
+    op_table(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD),
+    op_table(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD),
+    op_table(NNPLUG_OP_MSE_LOSS),
+    op_table(NNPLUG_OP_MSE_LOSS_BACKWARD),
 };
-const nnplug_op_i* const kOpPointers[] = {&kOps[0], &kOps[1], &kOps[2], &kOps[3], &kOps[4]};
+const nnplug_op_i* const kOpPointers[] = {&kOps[0], &kOps[1], &kOps[2], &kOps[3],
+                                          &kOps[4], &kOps[5], &kOps[6]};
 
 const nnplug_plugin kPlugin = [] {
     auto plugin = sdk::table<nnplug_plugin>();

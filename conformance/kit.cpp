@@ -289,6 +289,8 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         if (!wanted(group)) continue;
         for (const OpUnderTest* op : ops) run(kit, *op);
         if (std::string(group) == kGroupRandom)
+            for (const OpUnderTest* op : ops) run_large_offset_case(kit, *op);
+        if (std::string(group) == kGroupRandom)
             print({kGroupRandom, kGroupUntouched, kGroupRepeat});
         else
             print({group});

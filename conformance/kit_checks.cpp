@@ -27,7 +27,7 @@ struct ErrorCase {
 };
 
 bool is_loss(const OpUnderTest& op) {
-    return op.name == "forward" || op.name == "with_logits";
+    return op.kit.reducing;
 }
 
 int slot_of(const OpUnderTest& op, const std::string& role) {
@@ -70,7 +70,6 @@ private:
 
 std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, const DeviceTensor& self) {
     std::vector<ErrorCase> cases;
-    const bool logits = op.name.rfind("with_logits", 0) == 0;
     const int out = slot_of(op, op.output);
     for (const std::string& role : op.operands) {
         const int slot = slot_of(op, role);
@@ -114,14 +113,15 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
                              if (is_loss(op)) call.tensors[out] = scratch.make({}, ACL_FLOAT);
                          }});
     if (is_loss(op))
-        cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID, "must be [] or [1]",
+        cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID,
+                         op.kit.reduced_zero_d_only ? "must be [] (0-d)" : "must be [] or [1]",
                          [](Call& call) { call.attrs[0] = 1; }});
-    if (logits)
+    if (op.kit.out_dtype_is_target)
         cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
                          [out, &scratch](Call& call) {
                              call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16);
                          }});
-    if (op.name != "with_logits")  // (the with-logits loss, as CANN's, checks no format)
+    if (op.kit.checks_format)
         cases.push_back({"format_target", ACLNN_ERR_PARAM_INVALID, "format", [&op, &scratch](Call& call) {
                              call.tensors[slot_of(op, "target")] =
                                  scratch.make({4, 5}, ACL_FLOAT, {}, 0, ACL_FORMAT_NCHW);
@@ -518,6 +518,107 @@ void run_memory_group(KitContext& kit) {
             kit.report.pass(group, "device");
         else
             kit.report.fail(group, "device", c.name, fault);
+    }
+}
+
+}  // namespace nnplug::conformance
+
+namespace nnplug::conformance {
+namespace {
+
+// Element offsets past 2^31 (and byte offsets past 2^33): self's second row starts this far
+// into its storage, so 32-bit index arithmetic wraps. Only the pages of the touched elements
+// are ever written; the rest of the allocation stays virtual.
+constexpr int64_t kFarRow = (int64_t{1} << 31) + 5;
+
+// self as a [2, 3] float32 view whose rows are kFarRow elements apart; frees everything.
+class SparseSelf {
+public:
+    explicit SparseSelf(const std::vector<float>& values) {
+        const int64_t elements = kFarRow + 3;
+        if (aclrtMalloc(&device_, static_cast<size_t>(elements) * 4, ACL_MEM_MALLOC_HUGE_FIRST) !=
+            ACL_SUCCESS) {
+            why_not_ = std::string("the device cannot hold the 8 GiB view: ") + aclGetRecentErrMsg();
+            return;
+        }
+        for (int64_t row = 0; row < 2; ++row) {
+            char* at = static_cast<char*>(device_) + row * kFarRow * 4;
+            if (aclrtMemcpy(at, 12, values.data() + row * 3, 12, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+                throw std::runtime_error(std::string("aclrtMemcpy: ") + aclGetRecentErrMsg());
+        }
+        const std::vector<int64_t> view = {2, 3}, strides = {kFarRow, 1}, storage = {elements};
+        tensor_ = aclCreateTensor(view.data(), view.size(), ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND,
+                                  storage.data(), storage.size(), device_);
+        if (tensor_ == nullptr)
+            throw std::runtime_error(std::string("aclCreateTensor: ") + aclGetRecentErrMsg());
+    }
+    ~SparseSelf() {
+        if (tensor_ != nullptr) aclDestroyTensor(tensor_);
+        if (device_ != nullptr) aclrtFree(device_);
+    }
+    SparseSelf(const SparseSelf&) = delete;
+    SparseSelf& operator=(const SparseSelf&) = delete;
+    const aclTensor* get() const { return tensor_; }
+    const std::string& why_not() const { return why_not_; }
+
+private:
+    void* device_ = nullptr;
+    aclTensor* tensor_ = nullptr;
+    std::string why_not_;
+};
+
+}  // namespace
+
+// The op with self dense, then with self as the sparse view over the same values: the
+// outputs must be the same bits (a backend's layout never changes a result).
+void run_large_offset_case(KitContext& kit, const OpUnderTest& op) {
+    const char* group = kGroupRandom;
+    const std::string name = "self_offsets_past_2_31";
+    running(group, op.api, name);
+    try {
+        const std::vector<float> self_values = {0.125f, 0.25f, 0.375f, 0.5f, 0.625f, 0.75f};
+        std::vector<std::unique_ptr<DeviceTensor>> owned;
+        std::vector<const aclTensor*> tensors;
+        const DeviceTensor* out = nullptr;
+        int self_slot = -1;
+        for (const std::string& role : op.operands) {
+            const bool is_out = role == op.output;
+            owned.push_back(std::make_unique<DeviceTensor>(
+                role == "self" ? self_values : std::vector<float>(6, is_out ? 1234.5f : 0.3f),
+                std::vector<int64_t>{2, 3}));
+            if (role == "self") self_slot = static_cast<int>(tensors.size());
+            if (is_out) out = owned.back().get();
+            tensors.push_back(owned.back()->get());
+        }
+        if (run_op(op, tensors, {0}) != ACLNN_SUCCESS) {
+            kit.report.refuse(group, op.api, name, std::string("the dense call: ") + aclGetRecentErrMsg());
+            return;
+        }
+        const std::vector<uint8_t> dense = out->storage_bytes();
+        SparseSelf sparse(self_values);
+        if (sparse.get() == nullptr) {
+            kit.report.refuse(group, op.api, name, sparse.why_not());
+            return;
+        }
+        tensors[static_cast<size_t>(self_slot)] = sparse.get();
+        out->upload(std::vector<uint8_t>(dense.size(), 0));
+        if (const aclnnStatus status = run_op(op, tensors, {0})) {
+            kit.report.refuse(group, op.api, name,
+                              "status " + std::to_string(status) + ": " + aclGetRecentErrMsg());
+            return;
+        }
+        const std::vector<float> got = out->storage(), want = decode(dense, ACL_FLOAT);
+        for (size_t i = 0; i < want.size(); ++i)
+            if (std::memcmp(&got[i], &want[i], 4) != 0) {
+                kit.report.fail(group, op.api, name,
+                                "element " + std::to_string(i) + " is " + std::to_string(got[i]) +
+                                    " with self's rows 2^31 elements apart, " + std::to_string(want[i]) +
+                                    " with self dense (64-bit element offsets?)");
+                return;
+            }
+        kit.report.pass(group, op.api);
+    } catch (const std::exception& e) {
+        kit.report.fail(group, op.api, name, e.what());
     }
 }
 

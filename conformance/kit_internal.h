@@ -72,6 +72,7 @@ std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::
 // The random cases of an op, with their expected results.
 struct RandomCase {
     GoldenCase golden;               // the operands, as a golden case without expectations
+    std::vector<int64_t> shape;      // the iteration space: out's shape unless reduced
     std::vector<uint8_t> canonical;  // out's storage per the canonical float32 expressions
     std::vector<double> reference;   // float64 per view element, or the one reduced value
     std::vector<double> magnitude;   // per reference value: the terms' magnitude (cancellation allowance)
@@ -95,6 +96,9 @@ void run_golden_group(KitContext& kit, const OpUnderTest& op);
 void run_random_group(KitContext& kit,
                       const OpUnderTest& op);  // also the untouched-storage and repeat groups
 void run_error_group(KitContext& kit, const OpUnderTest& op);
+// A view of self whose element offsets pass 2^31 against the same values dense (kit_checks.cpp);
+// reported in the random group.
+void run_large_offset_case(KitContext& kit, const OpUnderTest& op);
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_refusal_group(KitContext& kit, const OpUnderTest& op);  // an operand in host memory
 void run_memory_group(KitContext& kit);                          // the device memory rules

@@ -1,93 +1,17 @@
 #include "op_catalog.h"
 
-#include <aclnnop/aclnn_binary_cross_entropy.h>
-#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
-
 #include <stdexcept>
 
 namespace nnplug::conformance {
-namespace {
-
-aclTensor* writable(const aclTensor* tensor) {
-    return const_cast<aclTensor*>(tensor);
-}
-
-aclnnStatus bce_forward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
-                        uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], a[0], writable(t[3]), workspace,
-                                                   executor);
-}
-
-aclnnStatus bce_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
-                         uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]),
-                                                           workspace, executor);
-}
-
-aclnnStatus with_logits(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
-                        uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]),
-                                                             workspace, executor);
-}
-
-aclnnStatus with_logits_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
-                                 uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0],
-                                                                     writable(t[5]), workspace, executor);
-}
-
-aclnnStatus with_logits_target_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
-                                        uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-        t[0], t[1], t[2], t[3], t[4], a[0], writable(t[5]), workspace, executor);
-}
-
-}  // namespace
 
 const std::vector<OpUnderTest>& op_catalog() {
-    static const std::vector<OpUnderTest> ops = {
-        {"forward",
-         "aclnnBinaryCrossEntropy",
-         {"self", "target", "weight", "out"},
-         {"reduction"},
-         "out",
-         bce_forward,
-         aclnnBinaryCrossEntropy},
-        {"backward",
-         "aclnnBinaryCrossEntropyBackward",
-         {"gradOutput", "self", "target", "weight", "out"},
-         {"reduction"},
-         "out",
-         bce_backward,
-         aclnnBinaryCrossEntropyBackward,
-         true},
-        {"with_logits",
-         "aclnnBinaryCrossEntropyWithLogits",
-         {"self", "target", "weight", "posWeight", "out"},
-         {"reduction"},
-         "out",
-         with_logits,
-         aclnnBinaryCrossEntropyWithLogits},
-        {"with_logits_backward",
-         "aclnnBinaryCrossEntropyWithLogitsBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "out"},
-         {"reduction"},
-         "out",
-         with_logits_backward,
-         aclnnBinaryCrossEntropyWithLogitsBackward,
-         true},
-        {"with_logits_target_backward",
-         "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
-         {"reduction"},
-         "gradTarget",
-         with_logits_target_backward,
-         aclnnBinaryCrossEntropyWithLogitsTargetBackward,
-         true},
-    };
+    static const std::vector<OpUnderTest> ops = [] {
+        std::vector<OpUnderTest> all;
+#define NNPLUG_OP_SOURCE(stem) register_##stem(all);
+#include "conformance_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
+        return all;
+    }();
     return ops;
 }
 

@@ -1,7 +1,8 @@
 // The ops as the conformance kit and the tests drive them: each op's tensor arguments and
 // attributes in the order of its aclnn signature, and its two phases. The golden-case runner, the
 // cross-backend comparison and the other op-generic tests build any call from this
-// table, so a new op adds one entry here (and its cases), not a new runner.
+// table. Each op folder's <folder>_kit.cpp appends its entries (register_<folder>_kit), found
+// by the build (nnplug_op_sources), so a new op adds a file there, not a line here.
 #pragma once
 
 #include <acl/acl.h>
@@ -12,6 +13,41 @@
 #include <vector>
 
 namespace nnplug::conformance {
+
+// One element of a random case, as the kit draws it: gradOutput g, self x, target y, weight w
+// and posWeight p (absent ones: g = w = 1, has_p false), the op's scale (1/N for a gradient's
+// mean) in float32 and float64.
+struct ElementInputs {
+    float g, x, y, w, p;
+    bool has_p;
+    float scale;
+    double scale64;
+};
+
+// What the element must come out as: the canonical float32 expression, the float64 reference,
+// and the magnitude of the terms the float32 expression rounds (the cancellation allowance).
+struct ElementExpectation {
+    float canonical;
+    double reference, magnitude;
+};
+
+// The values `self` holds in the kit's random cases.
+enum class SelfValues { kProbability, kLogit, kReal };
+
+// The rules the kit's random and error cases follow for an op, which its folder states.
+struct KitRules {
+    ElementExpectation (*evaluate)(const ElementInputs&) = nullptr;
+    SelfValues self_values = SelfValues::kReal;
+    bool reducing = false;                     // a loss: mean and sum reduce out to one element
+    bool reduced_zero_d_only = false;          // a reduced out must be 0-d ([1] is refused)
+    bool out_dtype_is_target = false;          // out's dtype must equal target's
+    bool checks_format = true;                 // self, target and out must share a format
+    bool broadcasts_mutually = false;          // the inputs broadcast to each other, not to self
+    bool mean_over_self = false;               // a gradient's mean divides by self's own count
+    bool inputs_share_dtype = false;           // every input has target's dtype (no promotion)
+    bool weights_rounded_to_promoted = false;  // weight and posWeight are cast to promote(self, target)
+    bool bit_exact = false;  // every element is its canonical expression exactly (no exp/log)
+};
 
 struct OpUnderTest {
     std::string name;                   // the op's word in golden files: "forward", "with_logits_backward"
@@ -29,7 +65,18 @@ struct OpUnderTest {
     // reduction in between: every backend gives the same bits (the cross-backend test
     // compares them bit for bit), though not necessarily PyTorch's (exp and log differ).
     bool same_bits_on_every_backend = false;
+    KitRules kit;
 };
+
+// The op folders' entries; the build lists the files (nnplug_op_sources).
+#define NNPLUG_OP_SOURCE(stem) void register_##stem(std::vector<OpUnderTest>& ops);
+#include "conformance_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
+
+// An output argument of an aclnn call, from the catalog's const list.
+inline aclTensor* writable(const aclTensor* tensor) {
+    return const_cast<aclTensor*>(tensor);
+}
 
 // Every op nnplug implements.
 const std::vector<OpUnderTest>& op_catalog();

@@ -53,6 +53,10 @@ function under(path, prefix,   pat) {
   return path ~ ("^" pat "(/|$)")
 }
 function may_include(file, header,   mod, n, i, list) {
+  # The tests of an op folder (ops/<op>/tests/) are tests; its kit entry
+  # (ops/<op>/<op>_kit.cpp) is compiled into the conformance kit and may use its catalog.
+  if (file ~ /^ops\/[^\/]+\/tests\//) return 1
+  if (file ~ /^ops\/[^\/]+\/[^\/]+_kit\.cpp$/ && under(header, "conformance")) return 1
   if (header ~ /^tests\// && file !~ /^tests\//) return 0
   mod = module_of(file)
   if (mod == "" || under(header, mod)) return 1

@@ -44,8 +44,9 @@ std::string address(const void* pointer) {
 const std::vector<ElementwiseOp>& registered_ops() {
     static const std::vector<ElementwiseOp> ops = [] {
         std::vector<ElementwiseOp> all;
-        register_bce_ops(all);
-        register_bce_with_logits_ops(all);
+#define NNPLUG_OP_SOURCE(stem) register_##stem(all);
+#include "atlas_emu_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
         return all;
     }();
     return ops;

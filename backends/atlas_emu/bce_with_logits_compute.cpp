@@ -51,7 +51,7 @@ std::string check_backward(const TileInputs& in, int64_t n, int64_t first_elemen
 
 }  // namespace
 
-void register_bce_with_logits_ops(std::vector<ElementwiseOp>& ops) {
+void register_bce_with_logits_compute(std::vector<ElementwiseOp>& ops) {
     ElementwiseOp forward;
     forward.kind = NNPLUG_OP_BCE_WITH_LOGITS;
     forward.api_name = "aclnnBinaryCrossEntropyWithLogits";

@@ -32,9 +32,9 @@ struct ElementwiseOp {
     uint32_t rounded_to_promoted = 0;
 };
 
-// Appends the binary cross-entropy ops (bce_compute.cpp).
-void register_bce_ops(std::vector<ElementwiseOp>& ops);
-// Appends the binary cross-entropy ops on logits (bce_with_logits_compute.cpp).
-void register_bce_with_logits_ops(std::vector<ElementwiseOp>& ops);
+// Each <op>_compute.cpp appends its ops; the build lists the files (nnplug_op_sources).
+#define NNPLUG_OP_SOURCE(stem) void register_##stem(std::vector<ElementwiseOp>& ops);
+#include "atlas_emu_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
 
 }  // namespace nnplug::emu

@@ -88,6 +88,11 @@ const VectorKernels& bce_forward_kernels() {
     return kernels;
 }
 
+void register_bce_simd(std::vector<OpKernels>& ops) {
+    ops.push_back({NNPLUG_OP_BCE_FORWARD, bce_forward_kernels});
+    ops.push_back({NNPLUG_OP_BCE_BACKWARD, bce_backward_kernels});
+}
+
 const VectorKernels& bce_backward_kernels() {
     static const VectorKernels kernels = [] {
         VectorKernels table{};

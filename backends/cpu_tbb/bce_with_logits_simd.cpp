@@ -130,5 +130,11 @@ const VectorKernels& bce_with_logits_target_backward_kernels() {
     return kernels;
 }
 
+void register_bce_with_logits_simd(std::vector<OpKernels>& ops) {
+    ops.push_back({NNPLUG_OP_BCE_WITH_LOGITS, bce_with_logits_kernels});
+    ops.push_back({NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, bce_with_logits_backward_kernels});
+    ops.push_back({NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD, bce_with_logits_target_backward_kernels});
+}
+
 }  // namespace nnplug::cpu
 #endif

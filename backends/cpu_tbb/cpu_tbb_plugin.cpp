@@ -18,13 +18,13 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
-#include "bce_simd.h"
-#include "bce_with_logits_simd.h"
 #include "elementwise.h"
 
 namespace nnplug::cpu {
@@ -248,44 +248,56 @@ nnplug_status launch_elementwise(CpuContext& context, const VectorKernels& kerne
     return NNPLUG_OK;
 }
 
-// The entries of one op, whose vector kernels Kernels() gives.
-template <const VectorKernels& (*Kernels)()>
-struct OpEntries {
-    static nnplug_status prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_t* workspace) {
-        return sdk::fenced("cannot plan the call", [&] {
-            *plan = nullptr;  // nothing to keep: a launch recomputes its few decisions
-            *workspace = workspace_bytes(Kernels(), *desc);
-            return NNPLUG_OK;
-        });
-    }
-    static nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void* workspace,
-                                uint64_t workspace_size, void*) {
-        return sdk::fenced("kernel failed", [&] {
-            return launch_elementwise(as_context(ctx), Kernels(), *desc, workspace, workspace_size);
-        });
-    }
-    static nnplug_op_i table(int32_t op, const char* name) {
-        auto entry = sdk::table<nnplug_op_i>();
-        entry.op = op;
-        entry.name = name;
-        entry.prepare = prepare;
-        entry.launch = launch;
-        return entry;
+// The ops whose kernels the <op>_simd.cpp files register, one entry per op kind.
+const std::vector<OpKernels>& registered_ops() {
+    static const std::vector<OpKernels> ops = [] {
+        std::vector<OpKernels> all;
+#define NNPLUG_OP_SOURCE(stem) register_##stem(all);
+#include "cpu_tbb_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
+        return all;
+    }();
+    return ops;
+}
+
+const VectorKernels& kernels_of(const nnplug_op_desc& desc) {
+    for (const OpKernels& op : registered_ops())
+        if (op.op == desc.op) return op.kernels();
+    throw std::invalid_argument("cpu_tbb has no kernels for op " + std::to_string(desc.op));
+}
+
+nnplug_status op_prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_t* workspace) {
+    return sdk::fenced("cannot plan the call", [&] {
+        *plan = nullptr;  // nothing to keep: a launch recomputes its few decisions
+        *workspace = workspace_bytes(kernels_of(*desc), *desc);
+        return NNPLUG_OK;
+    });
+}
+
+nnplug_status op_launch(void* ctx, const void*, const nnplug_op_desc* desc, void* workspace,
+                        uint64_t workspace_size, void*) {
+    return sdk::fenced("kernel failed", [&] {
+        return launch_elementwise(as_context(ctx), kernels_of(*desc), *desc, workspace, workspace_size);
+    });
+}
+
+// The op tables, made once from the registered kernels.
+struct OpTables {
+    std::vector<nnplug_op_i> ops;
+    std::vector<const nnplug_op_i*> pointers;
+    OpTables() {
+        for (const OpKernels& registered : registered_ops()) {
+            auto entry = sdk::table<nnplug_op_i>();
+            entry.op = registered.op;
+            entry.name = nnplug_op_api_name(registered.op);
+            entry.prepare = op_prepare;
+            entry.launch = op_launch;
+            ops.push_back(entry);
+        }
+        for (const nnplug_op_i& op : ops) pointers.push_back(&op);
     }
 };
-
-const nnplug_op_i kBceForward =
-    OpEntries<bce_forward_kernels>::table(NNPLUG_OP_BCE_FORWARD, "aclnnBinaryCrossEntropy");
-const nnplug_op_i kBceBackward =
-    OpEntries<bce_backward_kernels>::table(NNPLUG_OP_BCE_BACKWARD, "aclnnBinaryCrossEntropyBackward");
-const nnplug_op_i kBceWithLogits =
-    OpEntries<bce_with_logits_kernels>::table(NNPLUG_OP_BCE_WITH_LOGITS, "aclnnBinaryCrossEntropyWithLogits");
-const nnplug_op_i kBceWithLogitsBackward = OpEntries<bce_with_logits_backward_kernels>::table(
-    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsBackward");
-const nnplug_op_i kBceWithLogitsTargetBackward = OpEntries<bce_with_logits_target_backward_kernels>::table(
-    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD, "aclnnBinaryCrossEntropyWithLogitsTargetBackward");
-const nnplug_op_i* const kOps[] = {&kBceForward, &kBceBackward, &kBceWithLogits, &kBceWithLogitsBackward,
-                                   &kBceWithLogitsTargetBackward};
+const OpTables kOps;
 
 const nnplug_device_i kDevice = [] {
     auto device = sdk::table<nnplug_device_i>();
@@ -313,8 +325,8 @@ const nnplug_plugin kPlugin = [] {
     plugin.dtype_mask = dtype_mask;
     plugin.last_error = sdk::last_error;
     plugin.device = &kDevice;
-    plugin.ops = kOps;
-    plugin.op_count = std::size(kOps);
+    plugin.ops = kOps.pointers.data();
+    plugin.op_count = kOps.pointers.size();
     return plugin;
 }();
 

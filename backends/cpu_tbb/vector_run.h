@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace nnplug::cpu {
 
@@ -67,5 +68,16 @@ struct VectorKernels {
     // op never reduces).
     double (*sum)(const VectorRun& run);
 };
+
+// One op's kernels, as an <op>_simd.cpp file registers them.
+struct OpKernels {
+    int32_t op;  // nnplug_op_kind
+    const VectorKernels& (*kernels)();
+};
+
+// Each <op>_simd.cpp appends its ops; the build lists the files (nnplug_op_sources).
+#define NNPLUG_OP_SOURCE(stem) void register_##stem(std::vector<OpKernels>& ops);
+#include "cpu_tbb_op_sources.inc"
+#undef NNPLUG_OP_SOURCE
 
 }  // namespace nnplug::cpu

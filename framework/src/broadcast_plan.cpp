@@ -14,6 +14,21 @@ bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>&
     return true;
 }
 
+bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      std::vector<int64_t>& shape) {
+    const std::vector<int64_t>& longer = a.size() >= b.size() ? a : b;
+    const std::vector<int64_t>& shorter = a.size() >= b.size() ? b : a;
+    std::vector<int64_t> result(longer);
+    const size_t lead = longer.size() - shorter.size();
+    for (size_t i = 0; i < shorter.size(); ++i) {
+        const int64_t x = longer[lead + i], y = shorter[i];
+        if (x != y && x != 1 && y != 1) return false;
+        result[lead + i] = x == 1 ? y : x;
+    }
+    shape = std::move(result);
+    return true;
+}
+
 BroadcastPlan::BroadcastPlan(const std::vector<int64_t>& shape) : rank_(shape.size()) {
     assert(rank_ <= NNPLUG_MAX_DIMS);
     for (size_t k = 0; k < rank_; ++k) shape_[k] = shape[k];

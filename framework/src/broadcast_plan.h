@@ -15,6 +15,11 @@ namespace nnplug {
 // Whether a tensor of shape `from` broadcasts to `to` (one-directional).
 bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
 
+// The shape a and b broadcast to together (NumPy, two-way: right-aligned, a size-1 dim
+// takes the other's size); false when some aligned dims differ and neither is 1.
+bool broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                      std::vector<int64_t>& shape);
+
 class BroadcastPlan {
 public:
     // The iteration space is `shape` (at most NNPLUG_MAX_DIMS dims).

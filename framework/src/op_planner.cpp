@@ -65,12 +65,33 @@ private:
     bool is_reduced(size_t slot) const {
         return schema_.operands[slot].shape == ShapeRule::kIterationOrReduced && reduces();
     }
+    bool broadcasts_mutually() const {
+        for (const OperandSpec& spec : schema_.operands)
+            if (spec.shape == ShapeRule::kBroadcastsMutually) return true;
+        return false;
+    }
+    // The iteration space: self's shape until check_shape has broadcast the others with it.
+    const std::vector<int64_t>& iteration() const { return planned_ ? iteration_ : self_->view_dims; }
+    bool iteration_empty() const {
+        for (const int64_t d : iteration())
+            if (d == 0) return true;
+        return false;
+    }
+    int64_t iteration_count() const {
+        int64_t n = 1;
+        for (const int64_t d : iteration()) n *= d;
+        return n;
+    }
+    // What messages call the iteration space's shape.
+    const char* iteration_words() const { return broadcasts_mutually() ? "the broadcast" : "self's"; }
 
     aclnnStatus check(Check which);
     aclnnStatus check_null();
     aclnnStatus check_rank();
     aclnnStatus check_dtype();
     aclnnStatus check_format();
+    aclnnStatus plan_iteration();
+    aclnnStatus check_output_shapes(bool empty);
     aclnnStatus check_shape();
     aclnnStatus check_attrs();
     aclnnStatus check_promotion();
@@ -83,6 +104,8 @@ private:
     const OpCall& call_;
     const DeviceTraits& device_;
     const aclTensor* self_;
+    std::vector<int64_t> iteration_;
+    bool planned_ = false;
 };
 
 aclnnStatus Planner::check_null() {
@@ -154,37 +177,70 @@ aclnnStatus Planner::check_format() {
     return ACLNN_SUCCESS;
 }
 
-// Outputs first, then inputs that must equal self, then the broadcasting ones, each
-// in slot order. An empty self skips the shape rules, except kEqualsIterationEvenEmpty
-// and, when the op writes a reduction over no elements, the reduced output's.
-aclnnStatus Planner::check_shape() {
-    const bool empty = self_->is_empty();
-    const auto& self_shape = self_->view_dims;
+// Self and the operands that broadcast mutually, in slot order, to their common shape.
+aclnnStatus Planner::plan_iteration() {
+    std::vector<int64_t> shape;
+    std::string names;
+    for (size_t i = 0; i < count(); ++i) {
+        const ShapeRule rule = schema_.operands[i].shape;
+        if ((rule != ShapeRule::kIteration && rule != ShapeRule::kBroadcastsMutually) || tensor(i) == nullptr)
+            continue;
+        if (!names.empty() && !broadcast_shapes(shape, tensor(i)->view_dims, shape)) {
+            set_last_error("{}: {} shape {} cannot broadcast with {} shape {}", schema_.api, name(i),
+                           shape_string(tensor(i)->view_dims), names, shape_string(shape));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (names.empty()) shape = tensor(i)->view_dims;
+        names += names.empty() ? name(i) : std::string(" and ") + name(i);
+    }
+    iteration_ = std::move(shape);
+    planned_ = true;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_output_shapes(bool empty) {
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
         if (!spec.output || tensor(i) == nullptr) continue;
         if (empty && !(is_reduced(i) && schema_.empty_reduction_written)) continue;
         const auto& shape = tensor(i)->view_dims;
         if (is_reduced(i)) {
-            if (shape.empty() || (shape.size() == 1 && shape[0] == 1)) continue;
-            set_last_error("{}: {} shape {} must be [] or [1] for a reduced loss", schema_.api, spec.name,
-                           shape_string(shape));
+            const bool one =
+                shape.size() == 1 && shape[0] == 1 && schema_.reduced_shape == ReducedShape::kScalarOrOne;
+            if (shape.empty() || one) continue;
+            set_last_error("{}: {} shape {} must be {} for a reduced loss", schema_.api, spec.name,
+                           shape_string(shape),
+                           schema_.reduced_shape == ReducedShape::kScalar ? "[] (0-d)" : "[] or [1]");
             return ACLNN_ERR_PARAM_INVALID;
         }
-        if (shape != self_shape) {
-            set_last_error("{}: {} shape {} must be self's shape {}", schema_.api, spec.name,
-                           shape_string(shape), shape_string(self_shape));
+        if (shape != iteration()) {
+            set_last_error("{}: {} shape {} must be {} shape {}", schema_.api, spec.name, shape_string(shape),
+                           iteration_words(), shape_string(iteration()));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
+    return ACLNN_SUCCESS;
+}
+
+// Mutual broadcasting first (it defines the iteration space), then outputs, inputs that
+// must equal the iteration space, and the one-directional broadcasts, each in slot order.
+// An empty iteration space skips the rules after the mutual broadcast, except
+// kEqualsIterationEvenEmpty and, when the op writes a reduction over no elements, the
+// reduced output's.
+aclnnStatus Planner::check_shape() {
+    if (broadcasts_mutually())
+        if (const aclnnStatus status = plan_iteration()) return status;
+    const bool empty = iteration_empty();
+    if (const aclnnStatus status = check_output_shapes(empty)) return status;
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
         const bool equals = spec.shape == ShapeRule::kEqualsIterationEvenEmpty ||
                             (spec.shape == ShapeRule::kEqualsIteration && !empty);
         if (spec.output || !equals || tensor(i) == nullptr) continue;
-        if (tensor(i)->view_dims != self_shape) {
-            set_last_error("{}: {} shape {} must equal self shape {}", schema_.api, spec.name,
-                           shape_string(tensor(i)->view_dims), shape_string(self_shape));
+        if (tensor(i)->view_dims != iteration()) {
+            set_last_error("{}: {} shape {} must equal {} shape {}", schema_.api, spec.name,
+                           shape_string(tensor(i)->view_dims),
+                           broadcasts_mutually() ? "the broadcast" : "self", shape_string(iteration()));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -192,9 +248,10 @@ aclnnStatus Planner::check_shape() {
     for (size_t i = 0; i < count(); ++i) {
         const OperandSpec& spec = schema_.operands[i];
         if (spec.output || spec.shape != ShapeRule::kBroadcastsTo || tensor(i) == nullptr) continue;
-        if (!broadcasts_to(tensor(i)->view_dims, self_shape)) {
-            set_last_error("{}: {} shape {} cannot broadcast to self shape {}", schema_.api, spec.name,
-                           shape_string(tensor(i)->view_dims), shape_string(self_shape));
+        if (!broadcasts_to(tensor(i)->view_dims, iteration())) {
+            set_last_error("{}: {} shape {} cannot broadcast to {} shape {}", schema_.api, spec.name,
+                           shape_string(tensor(i)->view_dims),
+                           broadcasts_mutually() ? "the broadcast" : "self", shape_string(iteration()));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -275,7 +332,7 @@ bool may_overlap_itself(const aclTensor& t) {
 // An output may alias an input only exactly (same view), and must not overlap itself:
 // anything else would read values the op has already overwritten.
 aclnnStatus Planner::check_overlap() {
-    if (self_->is_empty()) return ACLNN_SUCCESS;
+    if (iteration_empty()) return ACLNN_SUCCESS;
     for (size_t o = 0; o < count(); ++o) {
         if (!schema_.operands[o].output || tensor(o) == nullptr) continue;
         const aclTensor& out = *tensor(o);
@@ -304,7 +361,7 @@ aclnnStatus Planner::check_overlap() {
 
 // Data must exist for what will be read or written.
 aclnnStatus Planner::check_data() {
-    const bool empty = self_->is_empty();
+    const bool empty = iteration_empty();
     for (size_t i = 0; i < count(); ++i) {
         const bool used = !empty || (is_reduced(i) && schema_.empty_reduction_written);
         if (used && tensor(i) != nullptr && tensor(i)->data == nullptr) {
@@ -374,7 +431,7 @@ void Planner::describe(nnplug_op_desc& desc) const {
     for (size_t a = 0; a < schema_.attrs.size(); ++a) add_attr(desc, schema_.attrs[a].key, call_.attrs[a]);
     // Derived once here, so that no backend re-derives the op's semantics.
     if (const int index = schema_.attr_index(NNPLUG_ATTR_REDUCTION); index >= 0) {
-        const int64_t n = self_->element_count();
+        const int64_t n = schema_.mean_count == MeanCount::kSelf ? self_->element_count() : iteration_count();
         const bool mean = call_.attrs[index] == NNPLUG_REDUCTION_MEAN && n > 0;
         add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
         add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
@@ -397,9 +454,9 @@ aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
     if (const aclnnStatus status = check_overlap()) return status;
 
     describe(desc);
-    empty_self = self_->is_empty();
+    empty_self = iteration_empty();
     if (empty_self) return ACLNN_SUCCESS;
-    BroadcastPlan plan(self_->view_dims);
+    BroadcastPlan plan(iteration());
     for (size_t i = 0; i < count(); ++i)
         if (tensor(i) != nullptr && !is_reduced(i)) plan.add(tensor(i), desc.operands[i]);
     plan.finish(desc);

@@ -14,13 +14,29 @@
 
 namespace nnplug {
 
-// How an operand's shape relates to the iteration space, which `self` defines.
+// How an operand's shape relates to the iteration space. Without kBroadcastsMutually
+// operands the iteration space is self's shape; with them it is the shape self and they
+// broadcast to together (NumPy's two-way rules).
 enum class ShapeRule : uint8_t {
-    kIteration,                 // defines the iteration space (self)
-    kEqualsIteration,           // must have self's shape exactly
+    kIteration,                 // self: takes part in the iteration space
+    kEqualsIteration,           // must have the iteration space's shape exactly
     kEqualsIterationEvenEmpty,  // the same, and checked even when self is empty
     kBroadcastsTo,              // broadcasts (NumPy, one-directional) to self's shape
-    kIterationOrReduced         // self's shape, or [] / [1] when the reduction attribute is not none
+    kBroadcastsMutually,        // broadcasts with self (and the others like it) to a common shape
+    kIterationOrReduced         // the iteration shape, or reduced (ReducedShape) when the
+                                // reduction attribute is not none
+};
+
+// The shapes a reduced output may have.
+enum class ReducedShape : uint8_t {
+    kScalarOrOne,  // [] or [1]
+    kScalar        // [] only
+};
+
+// The element count a mean divides by.
+enum class MeanCount : uint8_t {
+    kIteration,  // the iteration space's
+    kSelf        // self's own, even where self broadcasts to a larger space
 };
 
 struct OperandSpec {
@@ -67,6 +83,8 @@ struct OpSchema {
     // self its shape is still checked and the second phase writes that value. Otherwise an
     // empty self skips the shape rules and the run does nothing.
     bool empty_reduction_written = false;
+    ReducedShape reduced_shape = ReducedShape::kScalarOrOne;
+    MeanCount mean_count = MeanCount::kIteration;
     // (optional) a rule the tables cannot say, run after the listed checks; returns a
     // status and leaves the message, like any check.
     aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;

@@ -1,11 +1,12 @@
-// libFuzzer target: tensors and the five aclnn ops through the public C API, both phases,
+// libFuzzer target: tensors and every aclnn op through the public C API, both phases,
 // on cpu_tbb and atlas_emu.
 //
 // The input is read front to back (past its end every byte reads 0):
 //   backend  byte % 3: cpu_tbb, atlas_emu Ascend910B, atlas_emu Ascend910 (no bfloat16);
 //            ignored when NNPLUG_BACKEND is set, which then picks the backend of every run
-//   op       byte % 5: BinaryCrossEntropy, ...Backward, ...WithLogits, ...WithLogitsBackward,
-//            ...WithLogitsTargetBackward
+//   op       byte % (the number of ops): the conformance catalog's order (op_catalog.h):
+//            BinaryCrossEntropy, ...Backward, ...WithLogits, ...WithLogitsBackward,
+//            ...WithLogitsTargetBackward, MseLoss, MseLossBackward
 //   flags    byte: 1 own stream, 2 repeatable executor (run twice), 4 run a consumed executor
 //            again, 8 workspaceSize one byte short, 16 null workspace, 32 destroy the tensors
 //            between the phases
@@ -31,12 +32,8 @@
 // changes, in any buffer, including 64 guard bytes after each storage.
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
-#include <aclnnop/aclnn_binary_cross_entropy.h>
-#include <aclnnop/aclnn_binary_cross_entropy_backward.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
-#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
 #include <dlfcn.h>
+#include <nnplug/plugin.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -52,6 +49,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "op_catalog.h"
 
 extern "C" {
 aclTensor* nnplug_fuzz_create_tensor(const int64_t* view_dims, uint64_t view_rank, int32_t dtype,
@@ -130,7 +129,8 @@ int g_active = -1;  // index into backends() of the initialized runtime
 // With NNPLUG_FUZZ_STATS set, what the inputs did, printed at exit: how often each op got
 // past its first phase and ran, and how often the backend changed.
 struct Stats {
-    long inputs[3] = {}, switches = 0, planned[5] = {}, ran[5] = {}, tensors = 0, refused_tensors = 0;
+    long inputs[3] = {}, switches = 0, planned[NNPLUG_OP_KIND_COUNT] = {}, ran[NNPLUG_OP_KIND_COUNT] = {},
+         tensors = 0, refused_tensors = 0;
 } g_stats;
 
 void finalize_at_exit() {
@@ -140,7 +140,7 @@ void finalize_at_exit() {
                      "tensors %ld (%ld refused)\n",
                      g_stats.inputs[0], g_stats.inputs[1], g_stats.inputs[2], g_stats.switches,
                      g_stats.tensors, g_stats.refused_tensors);
-        for (int op = 0; op < 5; ++op)
+        for (int op = 0; op < NNPLUG_OP_KIND_COUNT; ++op)
             std::fprintf(stderr, "fuzz_ops: op %d planned %ld, ran %ld\n", op, g_stats.planned[op],
                          g_stats.ran[op]);
     }
@@ -165,72 +165,18 @@ void use_backend(int choice) {
     g_active = choice;
 }
 
-// The operand slots of each op, in signature order (attributes aside).
-struct OpShape {
-    const char* api;
-    std::vector<const char*> operands;
-    int self_slot;
-    std::vector<bool> optional;
-};
+// The ops, from the conformance catalog (each op folder's entry): their operands in signature
+// order and both phases. The op byte picks one modulo their count.
+using nnplug::conformance::OpUnderTest;
 
-const std::array<OpShape, 5>& ops() {
-    static const std::array<OpShape, 5> list = {{
-        {"aclnnBinaryCrossEntropy", {"self", "target", "weight", "out"}, 0, {false, false, true, false}},
-        {"aclnnBinaryCrossEntropyBackward",
-         {"gradOutput", "self", "target", "weight", "out"},
-         1,
-         {false, false, false, true, false}},
-        {"aclnnBinaryCrossEntropyWithLogits",
-         {"self", "target", "weight", "posWeight", "out"},
-         0,
-         {false, false, true, true, false}},
-        {"aclnnBinaryCrossEntropyWithLogitsBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "out"},
-         1,
-         {false, false, false, true, true, false}},
-        {"aclnnBinaryCrossEntropyWithLogitsTargetBackward",
-         {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
-         1,
-         {false, false, false, true, true, false}},
-    }};
-    return list;
+const std::vector<OpUnderTest>& ops() {
+    return nnplug::conformance::op_catalog();
 }
 
-aclnnStatus first_phase(int op, const std::vector<aclTensor*>& t, int64_t reduction, uint64_t* workspace,
-                        aclOpExecutor** executor) {
-    switch (op) {
-        case 0:
-            return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], reduction, t[3], workspace,
-                                                           executor);
-        case 1:
-            return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4],
-                                                                   workspace, executor);
-        case 2:
-            return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], reduction, t[4],
-                                                                     workspace, executor);
-        case 3:
-            return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
-                t[0], t[1], t[2], t[3], t[4], reduction, t[5], workspace, executor);
-        default:
-            return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-                t[0], t[1], t[2], t[3], t[4], reduction, t[5], workspace, executor);
-    }
-}
-
-aclnnStatus second_phase(int op, void* workspace, uint64_t size, aclOpExecutor* executor,
-                         aclrtStream stream) {
-    switch (op) {
-        case 0:
-            return aclnnBinaryCrossEntropy(workspace, size, executor, stream);
-        case 1:
-            return aclnnBinaryCrossEntropyBackward(workspace, size, executor, stream);
-        case 2:
-            return aclnnBinaryCrossEntropyWithLogits(workspace, size, executor, stream);
-        case 3:
-            return aclnnBinaryCrossEntropyWithLogitsBackward(workspace, size, executor, stream);
-        default:
-            return aclnnBinaryCrossEntropyWithLogitsTargetBackward(workspace, size, executor, stream);
-    }
+int self_slot(const OpUnderTest& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+        if (op.operands[i] == "self") return static_cast<int>(i);
+    return 0;
 }
 
 void expect_message(const char* call) {
@@ -513,8 +459,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Input in(data, size);
     use_backend(in.byte() % 3);
-    const int op = in.byte() % 5;
-    const OpShape& shape = ops()[static_cast<size_t>(op)];
+    const size_t op = in.byte() % ops().size();
+    const OpUnderTest& shape = ops()[op];
     const uint8_t flags = in.byte();
     static const int64_t kReductions[] = {0, 1, 2, -1, 3, 100, std::numeric_limits<int64_t>::min()};
     const int64_t reduction = kReductions[in.byte() % 7];
@@ -523,7 +469,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<Buffer> buffers;
     std::vector<Operand> operands;
     for (size_t slot = 0; slot < shape.operands.size(); ++slot)
-        operands.push_back(make_operand(in, self_shape, static_cast<int>(slot) == shape.self_slot,
+        operands.push_back(make_operand(in, self_shape, static_cast<int>(slot) == self_slot(shape),
                                         slot + 1 == shape.operands.size(), buffers, operands));
     std::vector<aclTensor*> tensors;
     for (const Operand& operand : operands) tensors.push_back(operand.tensor);
@@ -540,7 +486,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    const aclnnStatus planned = first_phase(op, tensors, reduction, &workspace_size, &executor);
+    const std::vector<const aclTensor*> arguments(tensors.begin(), tensors.end());
+    const aclnnStatus planned = shape.first_phase(arguments, {reduction}, &workspace_size, &executor);
     bool tensors_alive = true;
     if (planned != ACLNN_SUCCESS) {
         expect_message(shape.api);
@@ -570,7 +517,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const uint64_t passed_size =
                 (flags & 8) && workspace_size > 0 ? workspace_size - 1 : workspace_size;
             void* passed_workspace = (flags & 16) ? nullptr : workspace;
-            const aclnnStatus ran = second_phase(op, passed_workspace, passed_size, executor, stream);
+            const aclnnStatus ran = shape.second_phase(passed_workspace, passed_size, executor, stream);
             if (ran != ACLNN_SUCCESS) expect_message(shape.api);
             if (ran == ACLNN_SUCCESS) ++g_stats.ran[op];
             const bool own_checks_refused =
@@ -579,12 +526,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) expect_message("aclrtSynchronizeStream");
             if (repeatable || own_checks_refused) {
                 // Still live: runs again with the right arguments.
-                if (second_phase(op, workspace, workspace_size, executor, stream) != ACLNN_SUCCESS)
+                if (shape.second_phase(workspace, workspace_size, executor, stream) != ACLNN_SUCCESS)
                     expect_message(shape.api);
                 if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) expect_message("aclrtSynchronizeStream");
             }
             if (!repeatable && (flags & 4) && !own_checks_refused) {
-                if (second_phase(op, workspace, workspace_size, executor, stream) == ACLNN_SUCCESS)
+                if (shape.second_phase(workspace, workspace_size, executor, stream) == ACLNN_SUCCESS)
                     broken(std::string(shape.api) + " ran a consumed executor again");
                 expect_message(shape.api);
             }

@@ -3,6 +3,8 @@
 // only root or the current user can write to.
 #include <acl/acl.h>
 #include <gtest/gtest.h>
+#include <nnplug/inventory.h>
+#include <nnplug/plugin.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +33,22 @@ TEST(PluginDiscovery, DefaultBackendIsFoundInTheInstalledPluginFolder) {
     ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << message();
     EXPECT_STREQ(aclrtGetSocName(), "CPU");
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+}
+
+// The backends register their kernels by file (nnplug_op_sources): an op whose kernel file
+// is missing would go unnoticed but for this check against the SDK's op list.
+TEST(PluginDiscovery, EveryFirstPartyBackendRunsEveryOpTheSdkKnows) {
+    const nnplug::Inventory inventory = nnplug::take_inventory(nullptr);
+    for (const char* backend : {"cpu_tbb", "atlas_emu"}) {
+        const auto plugin = std::find_if(inventory.plugins.begin(), inventory.plugins.end(),
+                                         [&](const nnplug::PluginReport& p) { return p.name == backend; });
+        ASSERT_NE(plugin, inventory.plugins.end()) << backend;
+        EXPECT_EQ(plugin->ops.size(), static_cast<size_t>(NNPLUG_OP_KIND_COUNT)) << backend;
+        for (int op = 0; op < NNPLUG_OP_KIND_COUNT; ++op)
+            EXPECT_NE(std::find(plugin->ops.begin(), plugin->ops.end(), nnplug_op_api_name(op)),
+                      plugin->ops.end())
+                << backend << " lacks " << nnplug_op_api_name(op);
+    }
 }
 
 TEST(PluginDiscovery, MissingBackendListsWhatIsAvailable) {

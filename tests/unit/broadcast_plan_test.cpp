@@ -34,6 +34,28 @@ TEST(BroadcastsTo, FollowsNumpyRules) {
     EXPECT_FALSE(nnplug::broadcasts_to({1, 4, 5}, {4, 5}));
 }
 
+std::vector<int64_t> common(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> shape{-1};
+    if (!nnplug::broadcast_shapes(a, b, shape)) return {-1};
+    return shape;
+}
+
+TEST(BroadcastShapes, FollowsNumpyTwoWayRules) {
+    using Shape = std::vector<int64_t>;
+    EXPECT_EQ(common({}, {}), Shape{});
+    EXPECT_EQ(common({}, {4, 5}), (Shape{4, 5}));
+    EXPECT_EQ(common({4, 5}, {}), (Shape{4, 5}));
+    EXPECT_EQ(common({4, 1}, {1, 5}), (Shape{4, 5}));
+    EXPECT_EQ(common({1, 5}, {4, 1}), (Shape{4, 5}));
+    EXPECT_EQ(common({3, 1, 5}, {4, 1}), (Shape{3, 4, 5}));
+    EXPECT_EQ(common({5}, {2, 3, 1}), (Shape{2, 3, 5}));
+    EXPECT_EQ(common({0, 1}, {1, 7}), (Shape{0, 7}));  // a size-1 dim takes the other's 0
+    EXPECT_EQ(common({1}, {0}), Shape{0});
+    EXPECT_EQ(common({3, 5}, {4, 5}), Shape{-1});
+    EXPECT_EQ(common({4}, {4, 5}), Shape{-1});  // right-aligned: 4 meets 5
+    EXPECT_EQ(common({0}, {2}), Shape{-1});     // 0 is a size like any other
+}
+
 TEST(BroadcastPlan, ContiguousOperandsCoalesceToOneDimension) {
     const aclTensor a = make({2, 3, 4}, {12, 4, 1});
     nnplug_op_desc desc{};

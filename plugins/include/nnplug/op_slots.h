@@ -9,15 +9,17 @@
 #define NNPLUG_OP_SLOTS_H
 
 typedef enum nnplug_op_kind {
-    NNPLUG_OP_BCE_FORWARD = 0,                    /* aclnnBinaryCrossEntropy */
-    NNPLUG_OP_BCE_BACKWARD = 1,                   /* aclnnBinaryCrossEntropyBackward */
-    NNPLUG_OP_BCE_WITH_LOGITS = 2,                /* aclnnBinaryCrossEntropyWithLogits */
-    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,       /* aclnnBinaryCrossEntropyWithLogitsBackward */
-    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_BCE_FORWARD = 0,                     /* aclnnBinaryCrossEntropy */
+    NNPLUG_OP_BCE_BACKWARD = 1,                    /* aclnnBinaryCrossEntropyBackward */
+    NNPLUG_OP_BCE_WITH_LOGITS = 2,                 /* aclnnBinaryCrossEntropyWithLogits */
+    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,        /* aclnnBinaryCrossEntropyWithLogitsBackward */
+    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4, /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_MSE_LOSS = 5,                        /* aclnnMseLoss */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6                /* aclnnMseLossBackward */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 5
+#define NNPLUG_OP_KIND_COUNT 7
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -33,6 +35,10 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnBinaryCrossEntropyWithLogitsBackward";
         case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD:
             return "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
+        case NNPLUG_OP_MSE_LOSS:
+            return "aclnnMseLoss";
+        case NNPLUG_OP_MSE_LOSS_BACKWARD:
+            return "aclnnMseLossBackward";
         default:
             return 0;
     }
@@ -77,6 +83,24 @@ enum nnplug_bce_with_logits_backward_slot {
     NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT = 4, /* optional */
     NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT = 5,        /* out, or gradTarget */
     NNPLUG_BCE_WITH_LOGITS_BACKWARD_OPERANDS = 6
+};
+
+/* aclnnMseLoss(self, target, reduction, out): self and target broadcast to each other */
+enum nnplug_mse_loss_slot {
+    NNPLUG_MSE_LOSS_SELF = 0,
+    NNPLUG_MSE_LOSS_TARGET = 1,
+    NNPLUG_MSE_LOSS_OUT = 2, /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_MSE_LOSS_OPERANDS = 3
+};
+
+/* aclnnMseLossBackward(gradOutput, self, target, reduction, out): the three inputs broadcast
+ * to each other; NNPLUG_ATTR_SCALE is 1/numel(self) for mean */
+enum nnplug_mse_loss_backward_slot {
+    NNPLUG_MSE_LOSS_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_MSE_LOSS_BACKWARD_SELF = 1,
+    NNPLUG_MSE_LOSS_BACKWARD_TARGET = 2,
+    NNPLUG_MSE_LOSS_BACKWARD_OUT = 3,
+    NNPLUG_MSE_LOSS_BACKWARD_OPERANDS = 4
 };
 
 typedef enum nnplug_reduction {

@@ -1,0 +1,185 @@
+// aclnnMseLoss and aclnnMseLossBackward against the memory bandwidth: in one process, for each
+// dtype and size, a STREAM triad over the same element count on the same threads and nnplug's
+// two-phase call on device memory, interleaved, best of several repetitions; prints GB/s and
+// the ratio nnplug/triad (bytes counted as the BCE comparison counts them: each input read
+// once, out written once, one element for a reduced loss). Never asserts on time.
+#include <acl/acl.h>
+#include <aclnnop/aclnn_mse_loss.h>
+#include <aclnnop/aclnn_mse_loss_backward.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stream_triad.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename Fn>
+double seconds_per_call(Fn&& fn, double min_seconds) {
+    int64_t calls = 0;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    do {
+        fn();
+        ++calls;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < min_seconds);
+    return elapsed / static_cast<double>(calls);
+}
+
+size_t dtype_bytes(aclDataType dtype) {
+    return dtype == ACL_FLOAT ? 4 : 2;
+}
+
+// A contiguous 1-d device tensor of n elements of dtype, filled with a byte pattern that is
+// a finite value in every float dtype.
+struct Buffer {
+    void* data = nullptr;
+    aclTensor* tensor = nullptr;
+    Buffer(int64_t n, aclDataType dtype, std::vector<int64_t> shape) {
+        const size_t bytes = std::max<size_t>(4, static_cast<size_t>(n) * dtype_bytes(dtype));
+        aclrtMalloc(&data, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMemset(data, bytes, 0x3c, bytes);
+        std::vector<int64_t> strides(shape.size(), 1);
+        tensor = aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, ACL_FORMAT_ND,
+                                 shape.data(), shape.size(), data);
+    }
+    ~Buffer() {
+        aclDestroyTensor(tensor);
+        aclrtFree(data);
+    }
+};
+
+// One op call as a CANN program makes it: first phase, workspace, run, synchronize.
+struct MseCall {
+    bool backward;
+    int64_t reduction;
+    aclDataType dtype;
+    int64_t n;
+    Buffer grad{1, dtype, {}}, self{n, dtype, {n}}, target{n, dtype, {n}};
+    Buffer out;
+    void* workspace = nullptr;
+    uint64_t capacity = 0;
+
+    MseCall(bool b, int64_t r, aclDataType d, int64_t count)
+        : backward(b),
+          reduction(r),
+          dtype(d),
+          n(count),
+          out(b || r == 0 ? count : 1, d,
+              b || r == 0 ? std::vector<int64_t>{count} : std::vector<int64_t>{}) {}
+    ~MseCall() {
+        if (workspace != nullptr) aclrtFree(workspace);
+    }
+    int call() {
+        uint64_t size = 0;
+        aclOpExecutor* executor = nullptr;
+        const int status = backward
+                               ? aclnnMseLossBackwardGetWorkspaceSize(grad.tensor, self.tensor, target.tensor,
+                                                                      reduction, out.tensor, &size, &executor)
+                               : aclnnMseLossGetWorkspaceSize(self.tensor, target.tensor, reduction,
+                                                              out.tensor, &size, &executor);
+        if (status != 0) return status;
+        if (size > capacity) {
+            if (workspace != nullptr) aclrtFree(workspace);
+            aclrtMalloc(&workspace, size, ACL_MEM_MALLOC_HUGE_FIRST);
+            capacity = size;
+        }
+        const int run = backward ? aclnnMseLossBackward(workspace, size, executor, nullptr)
+                                 : aclnnMseLoss(workspace, size, executor, nullptr);
+        return run != 0 ? run : aclrtSynchronizeStream(nullptr);
+    }
+    int64_t bytes() const {
+        const int64_t element = static_cast<int64_t>(dtype_bytes(dtype));
+        const int64_t written = backward || reduction == 0 ? n : 1;
+        return (2 * n + written + (backward ? 1 : 0)) * element;
+    }
+};
+
+class Triad {
+public:
+    Triad(int threads, int64_t n)
+        : arena_(threads),
+          threads_(threads),
+          a_(static_cast<size_t>(n)),
+          b_(a_.size(), 1),
+          c_(a_.size(), 2) {}
+    void run() {
+        const int64_t n = static_cast<int64_t>(a_.size());
+        if (threads_ == 1 || n <= 16384)
+            return nnplug::bench::triad_range(a_.data(), b_.data(), c_.data(), 3, 0, n);
+        arena_.execute([&] {
+            tbb::parallel_for(
+                tbb::blocked_range<int64_t>(0, n, 16384),
+                [&](const tbb::blocked_range<int64_t>& r) {
+                    nnplug::bench::triad_range(a_.data(), b_.data(), c_.data(), 3, r.begin(), r.end());
+                },
+                tbb::static_partitioner());
+        });
+    }
+
+private:
+    tbb::task_arena arena_;
+    int threads_;
+    std::vector<float> a_, b_, c_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"aclnnMseLoss and its backward against the memory bandwidth (triad), side by side"};
+    int threads = 0, reps = 5;
+    std::vector<int64_t> sizes{1 << 20, 16 << 20};
+    app.add_option("--threads", threads, "threads of the triad; the backend uses its config (0: every core)");
+    app.add_option("--reps", reps, "repetitions; the best of each side counts");
+    app.add_option("--sizes", sizes, "element counts");
+    CLI11_PARSE(app, argc, argv);
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
+        std::fprintf(stderr, "aclInit: %s\n", aclGetRecentErrMsg());
+        return 2;
+    }
+    std::printf("%-28s %-9s %10s %12s %11s %11s %12s\n", "op", "dtype", "elements", "us/call", "GB/s",
+                "triad GB/s", "nnplug/triad");
+    for (const int64_t n : sizes) {
+        Triad triad(threads, n);
+        for (const aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+            for (const auto& [backward, reduction] :
+                 {std::pair{false, 0}, std::pair{false, 1}, std::pair{true, 0}}) {
+                MseCall call(backward, reduction, dtype, n);
+                if (const int status = call.call()) {
+                    std::printf("call failed: %d %s\n", status, aclGetRecentErrMsg());
+                    return 1;
+                }
+                double best = 1e30, best_triad = 1e30;
+                for (int rep = 0; rep < reps; ++rep) {
+                    best_triad = std::min(best_triad, seconds_per_call([&] { triad.run(); }, 0.05));
+                    best = std::min(best, seconds_per_call([&] { call.call(); }, 0.05));
+                }
+                const double gbs = static_cast<double>(call.bytes()) / best * 1e-9;
+                const double triad_gbs =
+                    static_cast<double>(n * nnplug::bench::kTriadBytesPerElement) / best_triad * 1e-9;
+                const std::string op = std::string(backward ? "aclnnMseLossBackward" : "aclnnMseLoss") +
+                                       (reduction == 1 ? " mean" : " none");
+                std::printf("%-28s %-9s %10lld %12.2f %11.2f %11.2f %12.2f\n", op.c_str(),
+                            dtype == ACL_FLOAT     ? "float32"
+                            : dtype == ACL_FLOAT16 ? "float16"
+                                                   : "bfloat16",
+                            static_cast<long long>(n), best * 1e6, gbs, triad_gbs, gbs / triad_gbs);
+            }
+        }
+    }
+    aclFinalize();
+    return 0;
+}

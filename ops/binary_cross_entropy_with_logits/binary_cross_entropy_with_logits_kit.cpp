@@ -1,0 +1,121 @@
+// The conformance kit's view of the binary cross-entropy ops on logits: how to call them
+// with tensors and attributes in signature order, and the roles golden files name them by.
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
+#include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
+#include <bce_with_logits_reference.h>
+#include <nnplug/ops/bce_with_logits_math.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "op_catalog.h"
+
+namespace nnplug::conformance {
+namespace {
+
+aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+                    uint64_t* workspace, aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]),
+                                                             workspace, executor);
+}
+
+aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+                     uint64_t* workspace, aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0],
+                                                                     writable(t[5]), workspace, executor);
+}
+
+aclnnStatus target_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+                            uint64_t* workspace, aclOpExecutor** executor) {
+    return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], a[0], writable(t[5]), workspace, executor);
+}
+
+// The float64 operands, with posWeight's absence as the reference spells it.
+struct Inputs64 {
+    double g, x, y, w, p, m, sp;
+    explicit Inputs64(const ElementInputs& e)
+        : g(e.g),
+          x(e.x),
+          y(e.y),
+          w(e.w),
+          p(e.has_p ? e.p : reference::kNoPosWeight),
+          m(std::max(-x, 0.0)),
+          sp(std::log1p(std::exp(-std::fabs(x)))) {}
+};
+
+ElementExpectation forward_element(const ElementInputs& e) {
+    const Inputs64 d(e);
+    const float c =
+        e.has_p ? bce_with_logits_forward_pos(e.x, e.y, e.w, e.p) : bce_with_logits_forward(e.x, e.y, e.w);
+    return {
+        c, reference::bce_with_logits_forward(d.w, d.p, d.x, d.y),
+        std::fabs(d.w) * (std::fabs((1 - d.y) * d.x) + std::fabs((d.p - 1) * d.y + 1) * (d.m + d.sp) + 1)};
+}
+
+ElementExpectation backward_element(const ElementInputs& e) {
+    const Inputs64 d(e);
+    const float c = e.has_p ? bce_with_logits_backward_pos(e.g, e.x, e.y, e.w, e.p, e.scale)
+                            : bce_with_logits_backward(e.g, e.x, e.y, e.w, e.scale);
+    const double t = d.p * d.y;
+    return {c, reference::bce_with_logits_backward(d.g, d.w, d.p, d.x, d.y, e.scale64),
+            std::fabs(d.g * d.w * e.scale64) * (std::fabs(t + 1 - d.y) + std::fabs(t))};
+}
+
+ElementExpectation target_backward_element(const ElementInputs& e) {
+    const Inputs64 d(e);
+    const float c = e.has_p ? bce_with_logits_target_backward_pos(e.g, e.x, e.w, e.p, e.scale)
+                            : bce_with_logits_target_backward(e.g, e.x, e.w, e.scale);
+    return {c, reference::bce_with_logits_target_backward(d.g, d.w, d.p, d.x, e.scale64),
+            std::fabs(d.g * d.w * e.scale64) * (std::fabs(d.x) + (1 + std::fabs(d.p)) * (d.m + d.sp + 1))};
+}
+
+// The family's rules: self holds logits, out's dtype is target's.
+KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&)) {
+    KitRules rules;
+    rules.evaluate = evaluate;
+    rules.self_values = SelfValues::kLogit;
+    rules.out_dtype_is_target = true;
+    return rules;
+}
+
+}  // namespace
+
+void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops) {
+    ops.push_back({"with_logits",
+                   "aclnnBinaryCrossEntropyWithLogits",
+                   {"self", "target", "weight", "posWeight", "out"},
+                   {"reduction"},
+                   "out",
+                   forward,
+                   aclnnBinaryCrossEntropyWithLogits,
+                   false,
+                   {}});
+    ops.back().kit = logits_rules(forward_element);
+    ops.back().kit.reducing = true;
+    ops.back().kit.checks_format = false;  // as CANN's, the loss checks no format
+    ops.back().kit.weights_rounded_to_promoted = true;
+    ops.push_back({"with_logits_backward",
+                   "aclnnBinaryCrossEntropyWithLogitsBackward",
+                   {"gradOutput", "self", "target", "weight", "posWeight", "out"},
+                   {"reduction"},
+                   "out",
+                   backward,
+                   aclnnBinaryCrossEntropyWithLogitsBackward,
+                   true,
+                   {}});
+    ops.back().kit = logits_rules(backward_element);
+    ops.push_back({"with_logits_target_backward",
+                   "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
+                   {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
+                   {"reduction"},
+                   "gradTarget",
+                   target_backward,
+                   aclnnBinaryCrossEntropyWithLogitsTargetBackward,
+                   true,
+                   {}});
+    ops.back().kit = logits_rules(target_backward_element);
+}
+
+}  // namespace nnplug::conformance

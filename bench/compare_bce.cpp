@@ -577,7 +577,8 @@ int run(const Options& options) {
 }  // namespace
 }  // namespace nnplug::bench
 
-int main(int argc, char** argv) {
+namespace {
+int run_main(int argc, char** argv) {
     nnplug::bench::Options options;
     CLI::App app{
         "Side-by-side benchmark of nnplug's binary cross-entropy: triad, nnplug, naive loop, PyTorch"};
@@ -611,4 +612,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "compare_bce: %s\n", error.what());
         return 2;
     }
+}
+}  // namespace
+
+// No exception leaves main: one that escapes the run (an allocation that fails, say) ends
+// the program with its text.
+int main(int argc, char** argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_compare_bce: %s\n", error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nnplug_compare_bce: an unknown exception\n");
+    }
+    return 1;
 }

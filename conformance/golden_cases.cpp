@@ -123,6 +123,7 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
                 if (!current.scale.empty() && current.scale.size() != current.reference.size())
                     throw std::runtime_error("scale_f64 and reference_f64 differ in length");
                 cases.push_back(std::move(current));
+                current = GoldenCase{};  // a line after "end" must not meet a moved-from case
             } else {
                 throw std::runtime_error("unknown keyword '" + keyword + "'");
             }

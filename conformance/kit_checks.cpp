@@ -330,7 +330,7 @@ std::string code_fault(const char* what, aclError got, aclError want) {
 std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
     std::vector<uint8_t> data(bytes);
     for (size_t i = 0; i < bytes; ++i)
-        data[i] = static_cast<uint8_t>((i * 131 + seed * 17 + (i >> 8)) & 0xff);
+        data[i] = static_cast<uint8_t>((i * 131 + size_t{seed} * 17 + (i >> 8)) & 0xff);
     return data;
 }
 
@@ -455,9 +455,9 @@ void run_memory_group(KitContext& kit) {
              void* a = nullptr;
              aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
              std::vector<uint8_t> host(128);
-             const std::string fault = code_fault(
-                 "aclrtMemcpy with count above destMax",
-                 aclrtMemcpy(a, 64, host.data(), 128, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+             std::string fault = code_fault("aclrtMemcpy with count above destMax",
+                                            aclrtMemcpy(a, 64, host.data(), 128, ACL_MEMCPY_HOST_TO_DEVICE),
+                                            ACL_ERROR_INVALID_PARAM);
              aclrtFree(a);
              return fault;
          }},

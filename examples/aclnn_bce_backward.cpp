@@ -55,7 +55,9 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
     return 0;
 }
 
-int main() {
+// Step by step in one function, as CANN's documentation samples are, so that the two read
+// side by side.
+int main() {  // NOLINT(readability-function-size)
     int32_t deviceId = 0;
     aclrtStream stream;
     auto ret = Init(deviceId, &stream);

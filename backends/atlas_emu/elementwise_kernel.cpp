@@ -102,6 +102,105 @@ void run_view_copies(const nnplug_op_desc& desc, const ElementwiseTiling& tiling
     stats.spans.insert(stats.spans.end(), results.spans.begin(), results.spans.end());
 }
 
+// What every core of one launch shares: the arguments, where each moved operand's element 0
+// lives (contiguous, in global memory), the dtype each input's widened tile is rounded to
+// (float32: left as it is), and where the cores leave their results.
+struct CoreLaunch {
+    const nnplug_op_desc& desc;
+    const ElementwiseOp& op;
+    const ElementwiseTiling& tiling;
+    const KernelOptions& options;
+    std::array<std::byte*, NNPLUG_MAX_OPERANDS> global{};
+    std::array<int32_t, NNPLUG_MAX_OPERANDS> round_to{};
+    double* partials = nullptr;
+    CoreResults results;
+
+    CoreLaunch(const nnplug_op_desc& desc_, const ElementwiseOp& op_, const ElementwiseTiling& tiling_,
+               const KernelOptions& options_, std::byte* workspace)
+        : desc(desc_), op(op_), tiling(tiling_), options(options_), results(tiling_.block_dim) {
+        for (int o = 0; o < desc.operand_count; ++o) {
+            if (!tiling.used[o]) continue;
+            const nnplug_tensor& t = desc.operands[o];
+            global[o] = tiling.staged[o] ? workspace + tiling.staged_offset[o]
+                                         : static_cast<std::byte*>(t.data) + t.offset * size_of(t.dtype);
+        }
+        partials = reinterpret_cast<double*>(workspace + tiling.partials_offset);
+        round_to.fill(NNPLUG_DTYPE_F32);
+        const int64_t promoted = nnplug_attr_i64(&desc, NNPLUG_ATTR_PROMOTED_DTYPE, NNPLUG_DTYPE_F32);
+        for (int o = 0; o < desc.operand_count; ++o)
+            if (tiling.is_input(o) && (op.rounded_to_promoted >> o & 1u) != 0 &&
+                desc.operands[o].dtype != promoted)
+                round_to[o] = static_cast<int32_t>(promoted);
+    }
+
+    // Copies the tile's inputs into its slot of the UB, widened (and rounded) to float32;
+    // false on a UB fault.
+    bool load_tile(UnifiedBuffer& ub, int slot, int64_t start, int64_t n, TileInputs& in) const {
+        for (int o = 0; o < desc.operand_count; ++o) {
+            if (!tiling.is_input(o)) continue;
+            const int32_t dtype = desc.operands[o].dtype;
+            const int64_t size = size_of(dtype);
+            const int64_t at = tiling.slot_offset[o][slot];
+            if (!ub.copy_in(at, global[o] + start * size, n * size)) return false;
+            float* widened = ub.at<float>(at);
+            if (tiling.cast_offset[o] >= 0) {
+                widened = ub.at<float>(tiling.cast_offset[o]);
+                simd::convert_to_f32(dtype, ub.at<uint16_t>(at), widened, n);
+            }
+            if (round_to[o] != NNPLUG_DTYPE_F32) simd::round_to_dtype(round_to[o], widened, n);
+            in[o] = widened;
+        }
+        return true;
+    }
+
+    // One tile through the op: its result stored to global memory, or (a reduction) added
+    // to the core's four lanes in a fixed order, as the CPU backend sums its chunks.
+    bool run_tile(UnifiedBuffer& ub, int slot, int64_t start, int64_t n, double (&lanes)[4]) const {
+        TileInputs in{};
+        if (!load_tile(ub, slot, start, n, in)) return false;
+        if (options.check_inputs && op.check_inputs != nullptr) {
+            std::string outside = op.check_inputs(in, n, start);
+            if (!outside.empty()) return ub.fault(std::move(outside));
+        }
+        const int output = tiling.output;
+        float* result = tiling.result_offset >= 0 ? ub.at<float>(tiling.result_offset)
+                                                  : ub.at<float>(tiling.slot_offset[output][slot]);
+        op.compute(desc, in, n, result);
+        if (tiling.reduces) {
+            int64_t i = 0;
+            for (; i + 4 <= n; i += 4)
+                for (int lane = 0; lane < 4; ++lane) lanes[lane] += result[i + lane];
+            for (; i < n; ++i) lanes[i % 4] += result[i];
+            return true;
+        }
+        const int32_t output_dtype = desc.operands[output].dtype;
+        const int64_t out_size = size_of(output_dtype);
+        const int64_t out_at = tiling.slot_offset[output][slot];
+        if (tiling.result_offset >= 0)
+            simd::convert_from_f32(output_dtype, result, ub.at<uint16_t>(out_at), n);
+        return ub.copy_out(global[output] + start * out_size, out_at, n * out_size);
+    }
+
+    // One core's share of the elements, tile by tile, ping-ponging between two UB slots.
+    void run_core(int core) {
+        const double begin_us = host_microseconds();
+        UnifiedBuffer ub(core_storage(options.ub_bytes), options.ub_bytes, options.soc_name);
+        const int64_t begin = core * tiling.elements_per_core;
+        const int64_t end = std::min(desc.numel, begin + tiling.elements_per_core);
+        double lanes[4] = {0, 0, 0, 0};
+        int64_t tiles = 0;
+        bool ok = ub.reserve(tiling.ub_bytes);
+        for (int64_t start = begin; ok && start < end; start += tiling.tile_elements, ++tiles)
+            ok = run_tile(ub, static_cast<int>(tiles & 1), start, std::min(tiling.tile_elements, end - start),
+                          lanes);
+        if (ok && tiling.reduces) partials[core] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+        results.faults[static_cast<size_t>(core)] = ub.fault_message();
+        results.bytes_moved += ub.bytes_moved();
+        results.spans[static_cast<size_t>(core)] = {core, op.kernel_name, begin_us, host_microseconds(),
+                                                    tiles};
+    }
+};
+
 }  // namespace
 
 std::string run_elementwise(const nnplug_op_desc& desc, const ElementwiseOp& op,
@@ -110,92 +209,16 @@ std::string run_elementwise(const nnplug_op_desc& desc, const ElementwiseOp& op,
     auto* workspace = static_cast<std::byte*>(workspace_pointer);
     run_view_copies(desc, tiling, workspace, false, cores, stats);
 
-    // Where each moved operand's element 0 lives, contiguous, in global memory.
-    std::array<std::byte*, NNPLUG_MAX_OPERANDS> global{};
-    for (int o = 0; o < desc.operand_count; ++o) {
-        if (!tiling.used[o]) continue;
-        const nnplug_tensor& t = desc.operands[o];
-        global[o] = tiling.staged[o] ? workspace + tiling.staged_offset[o]
-                                     : static_cast<std::byte*>(t.data) + t.offset * size_of(t.dtype);
-    }
-    auto* partials = reinterpret_cast<double*>(workspace + tiling.partials_offset);
-    const int output = tiling.output;
-    const int32_t output_dtype = desc.operands[output].dtype;
-    // The dtype each input's widened tile is rounded to (float32: left as it is).
-    std::array<int32_t, NNPLUG_MAX_OPERANDS> round_to;
-    round_to.fill(NNPLUG_DTYPE_F32);
-    const int64_t promoted = nnplug_attr_i64(&desc, NNPLUG_ATTR_PROMOTED_DTYPE, NNPLUG_DTYPE_F32);
-    for (int o = 0; o < desc.operand_count; ++o)
-        if (tiling.is_input(o) && (op.rounded_to_promoted >> o & 1u) != 0 &&
-            desc.operands[o].dtype != promoted)
-            round_to[o] = static_cast<int32_t>(promoted);
-
-    CoreResults results(tiling.block_dim);
-    cores.run(tiling.block_dim, [&](int core) {
-        const double begin_us = host_microseconds();
-        UnifiedBuffer ub(core_storage(options.ub_bytes), options.ub_bytes, options.soc_name);
-        const int64_t begin = core * tiling.elements_per_core;
-        const int64_t end = std::min(desc.numel, begin + tiling.elements_per_core);
-        double lanes[4] = {0, 0, 0, 0};
-        int64_t tiles = 0;
-        bool ok = ub.reserve(tiling.ub_bytes);
-        for (int64_t start = begin; ok && start < end; start += tiling.tile_elements, ++tiles) {
-            const int64_t n = std::min(tiling.tile_elements, end - start);
-            const int slot = static_cast<int>(tiles & 1);  // ping-pong between the two slots
-            TileInputs in{};
-            for (int o = 0; ok && o < desc.operand_count; ++o) {
-                if (!tiling.is_input(o)) continue;
-                const int32_t dtype = desc.operands[o].dtype;
-                const int64_t size = size_of(dtype);
-                const int64_t at = tiling.slot_offset[o][slot];
-                ok = ub.copy_in(at, global[o] + start * size, n * size);
-                if (!ok) break;
-                float* widened = ub.at<float>(at);
-                if (tiling.cast_offset[o] >= 0) {
-                    widened = ub.at<float>(tiling.cast_offset[o]);
-                    simd::convert_to_f32(dtype, ub.at<uint16_t>(at), widened, n);
-                }
-                if (round_to[o] != NNPLUG_DTYPE_F32) simd::round_to_dtype(round_to[o], widened, n);
-                in[o] = widened;
-            }
-            if (!ok) break;
-            if (options.check_inputs && op.check_inputs != nullptr) {
-                std::string outside = op.check_inputs(in, n, start);
-                if (!outside.empty()) {
-                    ok = ub.fault(std::move(outside));
-                    break;
-                }
-            }
-            float* result = tiling.result_offset >= 0 ? ub.at<float>(tiling.result_offset)
-                                                      : ub.at<float>(tiling.slot_offset[output][slot]);
-            op.compute(desc, in, n, result);
-            if (tiling.reduces) {
-                // Four double lanes in a fixed order, as the CPU backend sums its chunks.
-                int64_t i = 0;
-                for (; i + 4 <= n; i += 4)
-                    for (int lane = 0; lane < 4; ++lane) lanes[lane] += result[i + lane];
-                for (; i < n; ++i) lanes[i % 4] += result[i];
-                continue;
-            }
-            const int64_t out_size = size_of(output_dtype);
-            const int64_t out_at = tiling.slot_offset[output][slot];
-            if (tiling.result_offset >= 0)
-                simd::convert_from_f32(output_dtype, result, ub.at<uint16_t>(out_at), n);
-            ok = ub.copy_out(global[output] + start * out_size, out_at, n * out_size);
-        }
-        if (ok && tiling.reduces) partials[core] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-        results.faults[static_cast<size_t>(core)] = ub.fault_message();
-        results.bytes_moved += ub.bytes_moved();
-        results.spans[static_cast<size_t>(core)] = {core, op.kernel_name, begin_us, host_microseconds(),
-                                                    tiles};
-    });
-    stats.bytes_moved += results.bytes_moved;
-    stats.spans.insert(stats.spans.end(), results.spans.begin(), results.spans.end());
-    if (std::string fault = results.first_fault(); !fault.empty()) return fault;
+    CoreLaunch launch(desc, op, tiling, options, workspace);
+    cores.run(tiling.block_dim, [&](int core) { launch.run_core(core); });
+    stats.bytes_moved += launch.results.bytes_moved;
+    stats.spans.insert(stats.spans.end(), launch.results.spans.begin(), launch.results.spans.end());
+    if (std::string fault = launch.results.first_fault(); !fault.empty()) return fault;
 
     if (tiling.reduces) {
-        common::finish_reduction(desc, desc.operands[output], partials, tiling.block_dim);
-        stats.bytes_moved += static_cast<int64_t>(tiling.block_dim * sizeof(double)) + size_of(output_dtype);
+        const nnplug_tensor& output = desc.operands[tiling.output];
+        common::finish_reduction(desc, output, launch.partials, tiling.block_dim);
+        stats.bytes_moved += static_cast<int64_t>(tiling.block_dim * sizeof(double)) + size_of(output.dtype);
     }
     run_view_copies(desc, tiling, workspace, true, cores, stats);
     return {};

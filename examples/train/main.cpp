@@ -191,7 +191,8 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int run_main(int argc, char** argv) {
     CLI::App app{
         "Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
         "nnplug backend the config selects.",
@@ -238,4 +239,18 @@ int main(int argc, char** argv) {
     } catch (const std::exception& error) {
         return fail(error.what());
     }
+}
+}  // namespace
+
+// No exception leaves main: one that escapes the run (an allocation that fails, say) ends
+// the program with its text.
+int main(int argc, char** argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nnplug_train: an unknown exception\n");
+    }
+    return 1;
 }

@@ -40,7 +40,7 @@ struct ConfigError {
 // Reads and checks a config file. Returns false and fills error on a missing file
 // (ACL_ERROR_INVALID_FILE) or on bad YAML, an unknown key or a bad value
 // (ACL_ERROR_PARSE_FILE, with file, line, column and key in the message).
-bool load_runtime_config(const std::filesystem::path& file, RuntimeConfig& config, ConfigError& error);
+bool load_runtime_config(const std::filesystem::path& path, RuntimeConfig& config, ConfigError& error);
 
 // The config aclInit(argument) runs with: the file named by argument, else $NNPLUG_CONFIG,
 // else the installed default.yaml, else the built-in defaults; then NNPLUG_BACKEND,

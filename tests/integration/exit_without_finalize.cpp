@@ -25,7 +25,8 @@ int main() {
     const int64_t dims[] = {4}, strides[] = {1}, storage[] = {16};
     aclTensor* tensors[4] = {};
     for (int i = 0; i < 4; ++i) {
-        tensors[i] = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 4 * i, ACL_FORMAT_ND, storage, 1, device);
+        tensors[i] =
+            aclCreateTensor(dims, 1, ACL_FLOAT, strides, int64_t{4} * i, ACL_FORMAT_ND, storage, 1, device);
         if (tensors[i] == nullptr) {
             std::fprintf(stderr, "aclCreateTensor: %s\n", aclGetRecentErrMsg());
             return 1;

@@ -36,7 +36,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 std::vector<std::string> runtime_ops() {
     std::vector<std::string> ops;
-    for (int op = 0; op < NNPLUG_OP_KIND_COUNT; ++op) ops.push_back(nnplug_op_api_name(op));
+    for (int op = 0; op < NNPLUG_OP_KIND_COUNT; ++op) ops.emplace_back(nnplug_op_api_name(op));
     return ops;
 }
 

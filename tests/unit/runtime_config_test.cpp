@@ -11,7 +11,7 @@
 namespace {
 
 std::filesystem::path write(const std::string& name, const std::string& text) {
-    const auto file = std::filesystem::temp_directory_path() / name;
+    auto file = std::filesystem::temp_directory_path() / name;
     std::ofstream(file) << text;
     return file;
 }

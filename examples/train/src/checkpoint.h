@@ -58,17 +58,17 @@ std::string encode_checkpoint(const RunIdentity& identity, const TrainingState& 
 
 // The identity and state as stored, after checking the header, the size, the checksum and
 // that the payload holds exactly its fields; the values themselves are not checked (for
-// tests and tools). Throws std::runtime_error naming `name`.
-std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes, const std::string& name);
+// tests and tools). Throws std::runtime_error naming `file`.
+std::pair<RunIdentity, TrainingState> decode_checkpoint(const std::string& bytes, const std::string& file);
 
 // decode_checkpoint, then the identity against `expected` (another run is refused with the
 // setting that differs), then every field against `bounds` and against each other: the
 // position (epochs_done, batches_done), the shuffle stream's state, the partial sums of the
 // epoch in progress, the parameter and optimizer vectors' lengths, the optimizer's kind
 // and step count, finite values, and the history of one row per epoch done. Throws
-// std::runtime_error "checkpoint '<name>' is invalid: <field> ..." for the first field
+// std::runtime_error "checkpoint '<file>' is invalid: <field> ..." for the first field
 // that is wrong.
-TrainingState parse_checkpoint(const std::string& bytes, const std::string& name, const RunIdentity& expected,
+TrainingState parse_checkpoint(const std::string& bytes, const std::string& file, const RunIdentity& expected,
                                const ResumeBounds& bounds);
 
 // Writes the checkpoint with write_file_atomically (safe_file.h): a crash leaves the old

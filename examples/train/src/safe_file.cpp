@@ -45,7 +45,7 @@ std::string create_temporary(int folder_fd, const std::string& name, int& fd) {
     std::random_device seed;
     std::mt19937_64 random(seed());
     for (int attempt = 0; attempt < 100; ++attempt) {
-        const std::string temporary = fmt::format(".{}.{:016x}.tmp", name, random());
+        std::string temporary = fmt::format(".{}.{:016x}.tmp", name, random());
         fd = ::openat(folder_fd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                       0644);
         if (fd >= 0) return temporary;

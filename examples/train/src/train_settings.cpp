@@ -114,7 +114,7 @@ struct KeyContext {
         return node.Scalar();
     }
     std::string choice(const std::vector<std::string>& choices) const {
-        const std::string value = node.IsScalar() ? node.Scalar() : "";
+        std::string value = node.IsScalar() ? node.Scalar() : "";
         if (std::find(choices.begin(), choices.end(), value) == choices.end())
             fail(fmt::format("one of {}{}", fmt::join(choices, ", "), did_you_mean(value, choices)));
         return value;

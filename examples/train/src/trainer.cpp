@@ -96,7 +96,7 @@ int64_t chunk_shards(int64_t batch_size, int threads, bool logistic) {
     // The shards of a group as large as this batch fills.
     const int64_t shards =
         std::min(group_shards(batch_size), (batch_size + rows_per_shard - 1) / rows_per_shard);
-    const int64_t two_per_thread = (shards + 2 * threads - 1) / (2 * threads);
+    const int64_t two_per_thread = (shards + int64_t{2} * threads - 1) / (int64_t{2} * threads);
     const int64_t most = std::max<int64_t>(1, kMaxChunkRows / rows_per_shard);
     const int64_t least = logistic ? std::max<int64_t>(1, kMinChunkRows / rows_per_shard) : 1;
     return std::min(shards, std::max(least, std::min(two_per_thread, most)));

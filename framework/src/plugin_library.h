@@ -21,11 +21,13 @@ constexpr uint32_t kMaxPluginTableBytes = 4096;  // the struct_size of any table
 
 class PluginLibrary {
 public:
-    // Loads file and reads its table; on failure returns nullopt and a one-line reason
-    // (not a loadable library, no entry symbol, an ABI version or size it cannot read, a
-    // member that is missing, out of bounds or in unreadable memory). The caller decides
-    // beforehand whether the file may be loaded at all: this runs its constructors.
-    static std::optional<PluginLibrary> load(const std::filesystem::path& file, std::string& error);
+    // Loads the file open as fd (through /proc/self/fd, so the file checked is the file
+    // loaded) and reads its table; `file` names it in messages. On failure returns nullopt
+    // and a one-line reason (not a loadable library, no entry symbol, an ABI version or size
+    // it cannot read, a member that is missing, out of bounds or in unreadable memory). The
+    // caller decides beforehand whether the file may be loaded at all: this runs its
+    // constructors. The caller keeps fd and closes it after.
+    static std::optional<PluginLibrary> load(int fd, const std::filesystem::path& file, std::string& error);
 
     const nnplug_plugin& table() const { return *table_; }
     const std::filesystem::path& file() const { return file_; }

@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <thread>
 
 #include "acl_test_support.h"
 
@@ -280,7 +283,7 @@ TEST_F(PluginTrust, AFolderAboveWritableByOthersIsRefusedUnlessSticky) {
     set_mode(root_.path(), 0777);
     ASSERT_EQ(init(), ACL_ERROR_FAILURE);
     EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
-                             "' above it is writable by others without the sticky bit (mode 0777)"),
+                             "' above it is writable by group or others without the sticky bit (mode 0777)"),
               std::string::npos)
         << message();
     EXPECT_FALSE(constructor_ran());
@@ -288,6 +291,74 @@ TEST_F(PluginTrust, AFolderAboveWritableByOthersIsRefusedUnlessSticky) {
     set_mode(root_.path(), 01777);
     ASSERT_EQ(init(), ACL_SUCCESS) << message();
     EXPECT_TRUE(constructor_ran());
+}
+
+// As ssh's StrictModes: a group that may write a folder above the plugin's could rename
+// the plugin's folder away and put its own in place.
+TEST_F(PluginTrust, AFolderAboveWritableByGroupIsRefusedUnlessSticky) {
+    set_mode(root_.path(), 0775);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
+                             "' above it is writable by group or others without the sticky bit (mode 0775)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+    set_mode(root_.path(), 01775);
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AFolderAboveOwnedByAnotherUserIsRefused) {
+    if (geteuid() != 0) GTEST_SKIP() << "changing a folder's owner needs root";
+    ASSERT_EQ(chown(root_.path().c_str(), 65534, 65534), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
+                             "' above it is owned by uid 65534, neither root nor the current user (uid 0)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+    ASSERT_EQ(chown(root_.path().c_str(), 0, 0), 0);
+}
+
+TEST_F(PluginTrust, AFifoInPlaceOfThePluginIsRefusedWithoutHanging) {
+    fs::remove(plugin_);
+    ASSERT_EQ(mkfifo(plugin_.c_str(), 0644), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "it is not a regular file"), std::string::npos) << message();
+}
+
+// The file is opened once and every check is made on that descriptor: a refused library
+// renamed over the trusted one at any moment is either not loaded or loaded only if it
+// was already in place when the file was opened, and then refused by its mode.
+TEST_F(PluginTrust, ALibrarySwappedInAfterTheChecksNeverRuns) {
+    const fs::path trusted = plugins_ / "trusted.so", refused_copy = plugins_ / "refused.so";
+    std::atomic<bool> stop{false};
+    std::thread swapper([&] {
+        for (unsigned round = 0; !stop.load(); ++round) {
+            const fs::path& from = round % 2 == 0 ? refused_copy : trusted;
+            fs::copy_file(round % 2 == 0 ? fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker_swapped.so"
+                                         : fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker.so",
+                          from, fs::copy_options::overwrite_existing);
+            chmod(from.c_str(), round % 2 == 0 ? 0666 : 0755);
+            fs::rename(from, plugin_);
+        }
+    });
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    int loaded = 0, refusals = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        if (init() == ACL_SUCCESS) {
+            ++loaded;
+            ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+            initialized_ = false;
+        } else {
+            ++refusals;
+        }
+    }
+    stop = true;
+    swapper.join();
+    EXPECT_FALSE(fs::exists(marker_.string() + ".swapped"))
+        << "a refused library ran; " << loaded << " loads, " << refusals << " refusals";
+    EXPECT_GT(loaded + refusals, 0);
 }
 
 TEST_F(PluginTrust, ASymlinkOutOfItsFolderIsRefused) {

@@ -105,7 +105,7 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
 const char* aclrtGetSocName(void) {
     RuntimeLease runtime("aclrtGetSocName");
     if (!runtime) return nullptr;
-    return runtime->plugin().soc_name(runtime->context());
+    return nnplug::soc_name_of(runtime->plugin(), runtime->context());
 }
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {

@@ -71,7 +71,7 @@ PluginReport describe(const fs::path& file, const RuntimeConfig& config,
         report.refused = error;
         return report;
     }
-    const char* soc = plugin.soc_name(device.context);
+    const char* soc = soc_name_of(plugin, device.context);
     report.soc = soc != nullptr ? soc : "?";
     const uint32_t mask = plugin.dtype_mask(device.context);
     for (int dtype = 0; dtype < NNPLUG_DTYPE_COUNT; ++dtype)

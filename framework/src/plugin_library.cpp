@@ -323,6 +323,11 @@ std::string unused_fd_name(int fd, std::vector<int>& held) {
 
 }  // namespace
 
+const char* soc_name_of(const nnplug_plugin& plugin, void* context) {
+    const char* name = plugin.soc_name(context);
+    return name != nullptr ? name : "unknown";
+}
+
 std::optional<PluginLibrary> PluginLibrary::load(int fd, const std::filesystem::path& file,
                                                  std::string& error) {
     const MemoryProbe probe;

@@ -19,6 +19,10 @@ constexpr size_t kMaxPluginNameBytes = 255;      // the plugin's name, op names,
 constexpr size_t kMaxPluginTextBytes = 4095;     // descriptions and default values
 constexpr uint32_t kMaxPluginTableBytes = 4096;  // the struct_size of any table
 
+// The SoC name a plugin's context reports, or "unknown" where it returns null (the ABI
+// asks for a string; a null one must not reach a printf or a string compare).
+const char* soc_name_of(const nnplug_plugin& plugin, void* context);
+
 class PluginLibrary {
 public:
     // Loads the file open as fd (through /proc/self/fd, so the file checked is the file

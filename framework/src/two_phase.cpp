@@ -298,7 +298,7 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
         }
         // The dtype and SoC rules are those of the backend the op is routed to.
         const Candidate backend = candidate_of(*runtime, runtime->routing().target(schema.kind));
-        const DeviceTraits device{backend.plugin->soc_name(backend.context),
+        const DeviceTraits device{soc_name_of(*backend.plugin, backend.context),
                                   backend.plugin->dtype_mask(backend.context)};
         const OpCall call{held, attrs.begin()};
         nnplug_op_desc desc;

@@ -197,6 +197,31 @@ TEST(PluginTableOptional, APluginWithoutADescriptionLoads) {
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
 }
 
+// soc_name() returning null is replaced by "unknown", never passed on to a printf or a
+// compare (aclrtGetSocName, the log line, the SoC rules of every first phase).
+TEST(PluginDiscovery, ANullSocNameIsShownAsUnknown) {
+    ScopedEnvironment path("NNPLUG_PLUGIN_PATH", NNPLUG_FAKE_PLUGIN_DIR);
+    ScopedEnvironment level("NNPLUG_LOG_LEVEL", "info");  // the line that names the SoC
+    TempFolder folder;
+    ASSERT_EQ(init_with(folder, "backend: null_soc_name\n"), ACL_SUCCESS) << message();
+    ASSERT_NE(aclrtGetSocName(), nullptr);
+    EXPECT_STREQ(aclrtGetSocName(), "unknown");
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+}
+
+// docs/plugin-abi.md's limit for names, 255 bytes, is the one enforced, also where the
+// name ends at the last byte of readable memory.
+TEST(PluginDiscovery, ANameOf255BytesLoadsAndOf256IsRefused) {
+    TempFolder folder;
+    const std::string fakes = NNPLUG_FAKE_PLUGIN_DIR;
+    ASSERT_EQ(init_with(folder, "backend: " + fakes + "/libnnplug_name_255.so\n"), ACL_SUCCESS) << message();
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+    ASSERT_EQ(init_with(folder, "backend: " + fakes + "/libnnplug_name_256.so\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("a 'name' that is not a NUL-terminated string of at most 255 bytes"),
+              std::string::npos)
+        << message();
+}
+
 void set_mode(const fs::path& path, mode_t mode) {
     ASSERT_EQ(chmod(path.c_str(), mode), 0) << path;
 }

@@ -184,6 +184,10 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
         void* resolved = runtime->resolve_stream("aclrtSynchronizeStream", stream);
         if (resolved == nullptr) return ACL_ERROR_INVALID_RESOURCE_HANDLE;
         const nnplug_status status = runtime->device_table().stream_synchronize(runtime->context(), resolved);
+        if (status == NNPLUG_ERR_BAD_HANDLE && stream != nullptr) {  // destroyed by another thread meanwhile
+            set_last_error("aclrtSynchronizeStream: stream {} was destroyed during the call", stream);
+            return ACL_ERROR_INVALID_RESOURCE_HANDLE;
+        }
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtSynchronizeStream", status);
         return ACL_SUCCESS;
     });

@@ -241,7 +241,9 @@ aclnnStatus launch_claimed(Runtime& runtime, const char* api, void* workspace, u
                                                       workspace, workspace_size, resolved);
     if (status == NNPLUG_OK) return ACLNN_SUCCESS;
     runtime.fail_from_backend(api, status);
-    return status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
+    // A bad handle here is a stream another thread destroyed after it was resolved.
+    return status == NNPLUG_ERR_INVALID_ARGUMENT || status == NNPLUG_ERR_BAD_HANDLE ? ACLNN_ERR_PARAM_INVALID
+                                                                                    : ACLNN_ERR_RUNTIME_ERROR;
 }
 
 aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,

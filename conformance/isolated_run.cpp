@@ -176,7 +176,7 @@ std::string escaped(const std::string& text) {
     out.reserve(text.size());
     for (const char c : text) {
         const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+        if (byte >= 0x20 && byte < 0x7f) {
             out += c;
         } else {
             char code[5];

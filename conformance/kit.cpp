@@ -220,7 +220,11 @@ void run_in_child(const Isolation& isolation, KitContext& kit, const char* group
         start = end + 1;
     }
     show_plugin_output(isolation, outcome.output);
-    if (outcome.end == ChildOutcome::End::kFinished) return;
+    if (outcome.end == ChildOutcome::End::kFinished && outcome.code != 2) return;
+    if (outcome.end == ChildOutcome::End::kFinished) {  // an exception escaped the group
+        kit.report.fail(group, op, "set-up", "the kit's child failed (its output is above)");
+        return;
+    }
     const bool started = !outcome.name.empty();
     kit.report.fail(started ? outcome.group : group, started ? escaped(outcome.op) : op,
                     started ? escaped(outcome.name) : "set-up",

@@ -15,7 +15,8 @@ Command conformance_command(CLI::App& app) {
         "expressions and float64, every first-phase error and its code, storage outside out's view, repeated "
         "and concurrent runs, refusals, the device memory rules. Prints a table per case group and a "
         "summary; "
-        "exits 0 when every case passes, 1 on a failure, 2 when the kit cannot run "
+        "exits 0 when every case passes, 1 on a failure (a crash, exit or hang of the plugin included), 2 "
+        "when the kit cannot run "
         "(docs/writing-a-plugin.md).");
     sub->add_option(
            "-p,--plugin", options->plugin,
@@ -44,6 +45,12 @@ Command conformance_command(CLI::App& app) {
     sub->add_option(
         "--data", options->data_dir,
         "the folder of the golden case files (default: share/nnplug/conformance beside the program)");
+    sub->add_option(
+           "--case-timeout", options->case_timeout,
+           "seconds a case may run before it is stopped and counts as failed (each group runs in a child "
+           "process, so a plugin that hangs, crashes or exits fails that case)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 3600.0));
     sub->add_flag("-v,--verbose", options->verbose, "list every failure and refusal");
     return {sub, [options] { return conformance::run_kit(*options, std::cout); }};
 }

@@ -6,15 +6,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <ostream>
 #include <sstream>
 
+#include "isolated_run.h"
 #include "kit_internal.h"
 
 namespace nnplug::conformance {
@@ -22,24 +24,6 @@ namespace nnplug::conformance {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The case running now, for the crash report; written before each case, read by the
-// signal handler (plain bytes, so that the handler only calls write()).
-char g_running[512] = "the set-up";
-
-void report_crash(int signal_number) {
-    const char head[] = "\nnnplug conformance: the plugin crashed (signal ";
-    char number[4] = {static_cast<char>('0' + signal_number / 10 % 10),
-                      static_cast<char>('0' + signal_number % 10), ')', ' '};
-    const char during[] = "during ";
-    (void)!write(2, head, sizeof head - 1);
-    (void)!write(2, number, sizeof number);
-    (void)!write(2, during, sizeof during - 1);
-    (void)!write(2, g_running, strnlen(g_running, sizeof g_running));
-    (void)!write(2, "\n", 1);
-    signal(signal_number, SIG_DFL);
-    raise(signal_number);
-}
 
 // YAML single-quoted scalar.
 std::string quoted(const std::string& text) {
@@ -174,10 +158,156 @@ void print_groups(const Report& report, std::ostream& out, bool verbose,
     }
 }
 
+// What every child needs: the config it loads the plugin with, the options, and where the
+// plugin's own output is shown.
+struct Isolation {
+    const ScratchConfig& config;
+    const KitOptions& options;
+    std::ostream& out;
+};
+
+// The plugin's own output from a child, each line escaped behind a prefix, so that it can
+// neither start a line of the kit's nor pass for one.
+void show_plugin_output(const Isolation& isolation, const std::string& output) {
+    constexpr size_t kShownLines = 20;
+    size_t shown = 0, lines = 0;
+    for (size_t start = 0; start < output.size();) {
+        const size_t end = std::min(output.find('\n', start), output.size());
+        ++lines;
+        if (shown < kShownLines || isolation.options.verbose) {
+            isolation.out << "  plugin output| " << escaped(output.substr(start, end - start)) << "\n";
+            ++shown;
+        }
+        start = end + 1;
+    }
+    if (shown < lines)
+        isolation.out << "  plugin output| ... " << lines - shown << " more lines (--verbose)\n";
+}
+
+// aclInit and aclrtSetDevice in a child; "" or why not (escaped).
+std::string start_runtime(const Isolation& isolation) {
+    if (aclInit(isolation.config.file().c_str()) != ACL_SUCCESS) return escaped(aclGetRecentErrMsg());
+    if (aclrtSetDevice(0) != ACL_SUCCESS) {
+        const std::string why = "aclrtSetDevice(0) failed: " + escaped(aclGetRecentErrMsg());
+        aclFinalize();
+        return why;
+    }
+    return {};
+}
+
+// Runs body on a fresh runtime in a child: its outcomes join kit.report; a crash, an exit
+// or a hang is a failure of the case it was running (or of the group's set-up).
+void run_in_child(const Isolation& isolation, KitContext& kit, const char* group, const std::string& op,
+                  const std::function<void(KitContext&)>& body) {
+    const ChildOutcome outcome = run_isolated(
+        [&](int records) {
+            Report report;
+            report.record_to(records);
+            KitContext child{report, kit.seed, kit.quick, kit.threads, kit.golden};
+            if (const std::string why = start_runtime(isolation); !why.empty()) {
+                report.fail(group, op, "set-up", "the runtime did not start: " + why);
+                return 1;
+            }
+            body(child);
+            if (aclFinalize() != ACL_SUCCESS)
+                report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
+            return 0;
+        },
+        isolation.options.case_timeout);
+    for (size_t start = 0; start < outcome.records.size();) {
+        const size_t end = std::min(outcome.records.find('\n', start), outcome.records.size());
+        kit.report.replay(outcome.records.substr(start, end - start));
+        start = end + 1;
+    }
+    show_plugin_output(isolation, outcome.output);
+    if (outcome.end == ChildOutcome::End::kFinished && outcome.code != 2) return;
+    if (outcome.end == ChildOutcome::End::kFinished) {  // an exception escaped the group
+        kit.report.fail(group, op, "set-up", "the kit's child failed (its output is above)");
+        return;
+    }
+    const bool started = !outcome.name.empty();
+    kit.report.fail(started ? outcome.group : group, started ? escaped(outcome.op) : op,
+                    started ? escaped(outcome.name) : "set-up",
+                    describe_end(outcome, isolation.options.case_timeout) +
+                        "; the rest of this group for this op did not run");
+}
+
+// What the probe child found: why the plugin did not load, or its SoC and, per op, "" when
+// it serves it or why not (escaped).
+struct ProbeResult {
+    std::string load_error;
+    std::string soc;
+    std::map<std::string, std::string> served;
+};
+
+ProbeResult probe_plugin(const Isolation& isolation, KitContext& kit) {
+    ProbeResult result;
+    const ChildOutcome outcome = run_isolated(
+        [&](int records) {
+            std::string text;
+            if (const std::string why = start_runtime(isolation); !why.empty()) {
+                text = "E\t" + why + "\n";
+            } else {
+                text = "C\t" + escaped(aclrtGetSocName() ? aclrtGetSocName() : "(none)") + "\n";
+                for (const OpUnderTest& op : op_catalog()) {
+                    running("ops", op.api, "served");
+                    std::string why_not;
+                    const bool yes = serves(op, why_not);
+                    text += std::string("S\t") + op.api + "\t" + (yes ? "" : escaped(why_not)) + "\n";
+                    (void)!write(records, text.data(), text.size());
+                    text.clear();
+                }
+                aclFinalize();
+            }
+            (void)!write(records, text.data(), text.size());
+            return 0;
+        },
+        isolation.options.case_timeout);
+    for (size_t start = 0; start < outcome.records.size();) {
+        const size_t end = std::min(outcome.records.find('\n', start), outcome.records.size());
+        const std::string line = outcome.records.substr(start, end - start);
+        start = end + 1;
+        const size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
+        if (line.rfind("E\t", 0) == 0) result.load_error = line.substr(2);
+        if (line.rfind("C\t", 0) == 0) result.soc = line.substr(2);
+        if (line.rfind("S\t", 0) == 0 && second != std::string::npos)
+            result.served[line.substr(tab + 1, second - tab - 1)] = line.substr(second + 1);
+    }
+    show_plugin_output(isolation, outcome.output);
+    if (outcome.end != ChildOutcome::End::kFinished)
+        kit.report.fail("ops", outcome.name.empty() ? "set-up" : escaped(outcome.op), "served",
+                        describe_end(outcome, isolation.options.case_timeout));
+    return result;
+}
+
+// Exit code 2 (with a line each) for unknown groups or ops asked for, else 0.
+int check_names(const KitOptions& options, std::ostream& out) {
+    int exit_code = 0;
+    for (const std::string& group : options.groups) {
+        static const char* const kGroups[] = {kGroupGolden,      kGroupRandom,   kGroupErrors,
+                                              kGroupConcurrency, kGroupRefusals, kGroupMemory};
+        if (std::none_of(std::begin(kGroups), std::end(kGroups), [&](const char* g) { return group == g; })) {
+            out << "nnplug conformance: unknown group '" << escaped(group)
+                << "' (golden, random, errors, concurrency, refusals, memory)\n";
+            exit_code = 2;
+        }
+    }
+    for (const std::string& name : options.ops) {
+        const bool known = std::any_of(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& op) {
+            return name == op.api || name == op.name;
+        });
+        if (!known) {
+            out << "nnplug conformance: unknown op '" << escaped(name) << "'\n";
+            exit_code = 2;
+        }
+    }
+    return exit_code;
+}
+
 }  // namespace
 
 void running(const char* group, const char* op, const std::string& name) {
-    std::snprintf(g_running, sizeof g_running, "%s %s %s", group, op, name.c_str());
+    note_case(group, op, name);
 }
 
 std::string default_data_dir() {
@@ -209,68 +339,47 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     try {
         config = std::make_unique<ScratchConfig>(options);
     } catch (const std::exception& error) {
-        out << "nnplug conformance: " << error.what() << "\n";
+        out << "nnplug conformance: " << escaped(error.what()) << "\n";
         return 2;
     }
-    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(signal_number, report_crash);
     // The generated config alone decides the backend.
     unsetenv("NNPLUG_BACKEND");
     unsetenv("NNPLUG_CONFIG");
-    if (aclInit(config->file().c_str()) != ACL_SUCCESS) {
-        out << "nnplug conformance: plugin '" << options.plugin << "' did not load: " << aclGetRecentErrMsg()
-            << "\n";
-        return 2;
-    }
-    if (aclrtSetDevice(0) != ACL_SUCCESS) {
-        out << "nnplug conformance: aclrtSetDevice(0) failed: " << aclGetRecentErrMsg() << "\n";
-        aclFinalize();
-        return 2;
-    }
-    out << "nnplug conformance: plugin " << options.plugin << " (SoC " << aclrtGetSocName() << "), "
-        << kit.golden.size() << " golden cases from " << data_dir << (options.quick ? ", quick" : "")
-        << ", seed " << options.seed << "\n";
+    Isolation isolation{*config, options, out};
 
     // The ops: those asked for, else every op of the catalog the plugin serves.
     std::vector<const OpUnderTest*> ops;
     int exit_code = 0;
+    const ProbeResult probe = probe_plugin(isolation, kit);
+    if (!probe.load_error.empty()) {
+        out << "nnplug conformance: plugin '" << escaped(options.plugin)
+            << "' did not load: " << probe.load_error << "\n";
+        return 2;
+    }
+    out << "nnplug conformance: plugin " << escaped(options.plugin) << " (SoC " << probe.soc << "), "
+        << kit.golden.size() << " golden cases from " << escaped(data_dir) << (options.quick ? ", quick" : "")
+        << ", seed " << options.seed << "\n";
     for (const OpUnderTest& op : op_catalog()) {
         const bool asked = std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
                            std::find(options.ops.begin(), options.ops.end(), op.name) != options.ops.end();
         if (!options.ops.empty() && !asked) continue;
-        std::string why_not;
-        if (serves(op, why_not)) {
+        const auto served = probe.served.find(op.api);
+        if (served == probe.served.end()) continue;  // the probe did not get to it: reported as its failure
+        if (served->second.empty()) {
             ops.push_back(&op);
         } else if (asked) {
-            kit.report.fail("ops", op.api, "served", "the plugin does not serve it: " + why_not);
+            kit.report.fail("ops", op.api, "served", "the plugin does not serve it: " + served->second);
         } else {
             out << "  " << op.api << ": not served by the plugin, skipped\n";
         }
     }
-    for (const std::string& group : options.groups) {
-        static const char* const kGroups[] = {kGroupGolden,      kGroupRandom,   kGroupErrors,
-                                              kGroupConcurrency, kGroupRefusals, kGroupMemory};
-        if (std::none_of(std::begin(kGroups), std::end(kGroups), [&](const char* g) { return group == g; })) {
-            out << "nnplug conformance: unknown group '" << group
-                << "' (golden, random, errors, concurrency, refusals, memory)\n";
-            exit_code = 2;
-        }
-    }
-    for (const std::string& name : options.ops) {
-        const bool known = std::any_of(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& op) {
-            return name == op.api || name == op.name;
-        });
-        if (!known) {
-            out << "nnplug conformance: unknown op '" << name << "'\n";
-            exit_code = 2;
-        }
-    }
+    exit_code = check_names(options, out);
     if (ops.empty() && exit_code == 0) {
         out << "nnplug conformance: the plugin serves none of the ops asked for\n";
         exit_code = 1;
     }
 
-    // Group after group, each printed when it is done, so that a plugin that crashes the
-    // kit leaves the tables of the groups before.
+    // Group after group, each op's part in a child process, each group printed when it is done.
     const auto wanted = [&](const char* group) {
         return options.groups.empty() ||
                std::find(options.groups.begin(), options.groups.end(), group) != options.groups.end();
@@ -287,7 +396,9 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     };
     for (const auto& [group, run] : per_op) {
         if (!wanted(group)) continue;
-        for (const OpUnderTest* op : ops) run(kit, *op);
+        for (const OpUnderTest* op : ops)
+            run_in_child(isolation, kit, group, op->api,
+                         [&, run = run](KitContext& child) { run(child, *op); });
         if (std::string(group) == kGroupRandom)
             for (const OpUnderTest* op : ops) run_large_offset_case(kit, *op);
         if (std::string(group) == kGroupRandom)
@@ -296,11 +407,9 @@ int run_kit(const KitOptions& options, std::ostream& out) {
             print({group});
     }
     if (!ops.empty() && wanted(kGroupMemory)) {
-        run_memory_group(kit);
+        run_in_child(isolation, kit, kGroupMemory, "device", run_memory_group);
         print({kGroupMemory});
     }
-    if (aclFinalize() != ACL_SUCCESS)
-        kit.report.fail("runtime", "aclFinalize", "finalize", aclGetRecentErrMsg());
     print({"runtime"});
 
     int passed = 0, refused = 0, failed = 0;
@@ -312,9 +421,9 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool ok = failed == 0 && exit_code == 0;
-    out << "\nconformance of " << options.plugin << ": " << (ok ? "PASS" : "FAIL") << ", " << ops.size()
-        << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused
-        << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
+    out << "\nconformance of " << escaped(options.plugin) << ": " << (ok ? "PASS" : "FAIL") << ", "
+        << ops.size() << " ops, " << passed + refused + failed << " cases: " << passed << " passed, "
+        << refused << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
     if (exit_code != 0) return exit_code;
     return failed == 0 ? 0 : 1;
 }

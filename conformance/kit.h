@@ -23,6 +23,7 @@ struct KitOptions {
     uint64_t seed = 20261203;             // of the random cases
     unsigned threads = 4;                 // host threads (and streams) of the concurrency checks
     bool verbose = false;                 // print every failure and refusal, not only the first ones
+    double case_timeout = 10;             // seconds a case may run before it counts as hung
 };
 
 // Runs every check on the plugin and prints a table per case group, the failures naming

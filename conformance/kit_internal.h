@@ -37,10 +37,19 @@ public:
     };
     std::vector<Group> groups() const;
 
+    // In a child process (isolated_run.h): also writes every outcome to fd as it happens,
+    // one escaped line each, so that nothing reported before a crash is lost.
+    void record_to(int fd) { record_fd_ = fd; }
+    // Adds the outcome of one such line; false for a line that is not one.
+    bool replay(const std::string& line);
+
 private:
     Tally& tally(const std::string& group, const std::string& op);
+    void record(char kind, const std::string& group, const std::string& op, const std::string& name,
+                const std::string& message);
     mutable std::mutex mutex_;
     std::vector<Group> groups_;
+    int record_fd_ = -1;
 };
 
 // A case's operands in device memory, ready to run any number of times.
@@ -106,6 +115,8 @@ void run_memory_group(KitContext& kit);                          // the device m
 // Records the case about to run, so that a crash inside the plugin is reported with its
 // group, op and case (kit.cpp's signal handler prints it) instead of leaving no trace.
 void running(const char* group, const char* op, const std::string& name);
+// The same, for the watchdog of the child process running the case (isolated_run.cpp).
+void note_case(const char* group, const char* op, const std::string& name);
 
 // Group names, in the order the report prints them.
 inline constexpr const char* kGroupGolden = "golden";

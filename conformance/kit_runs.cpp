@@ -1,11 +1,14 @@
 // The kit's report, a case uploaded and run through the public API, and the groups that run
 // cases: golden, random (with untouched storage and repeated runs), concurrency.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 
+#include "isolated_run.h"
 #include "kit_internal.h"
 
 namespace nnplug::conformance {
@@ -22,9 +25,43 @@ Report::Tally& Report::tally(const std::string& group, const std::string& op) {
     return op_at->second;
 }
 
+// One outcome as a line of tab-separated escaped fields: kind, group, op, name, message.
+void Report::record(char kind, const std::string& group, const std::string& op, const std::string& name,
+                    const std::string& message) {
+    if (record_fd_ < 0) return;
+    const std::string line = std::string(1, kind) + "\t" + escaped(group) + "\t" + escaped(op) + "\t" +
+                             escaped(name) + "\t" + escaped(message) + "\n";
+    for (size_t written = 0; written < line.size();) {
+        const ssize_t now = write(record_fd_, line.data() + written, line.size() - written);
+        if (now <= 0) return;
+        written += static_cast<size_t>(now);
+    }
+}
+
+bool Report::replay(const std::string& line) {
+    std::vector<std::string> fields;
+    for (size_t start = 0;;) {
+        const size_t tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab - start));
+        if (tab == std::string::npos) break;
+        start = tab + 1;
+    }
+    if (fields.size() != 5 || fields[0].size() != 1) return false;
+    if (fields[0] == "P")
+        pass(fields[1], fields[2]);
+    else if (fields[0] == "R")
+        refuse(fields[1], fields[2], fields[3], fields[4]);
+    else if (fields[0] == "F")
+        fail(fields[1], fields[2], fields[3], fields[4]);
+    else
+        return false;
+    return true;
+}
+
 void Report::pass(const std::string& group, const std::string& op) {
     std::lock_guard lock(mutex_);
     ++tally(group, op).passed;
+    record('P', group, op, "", "");
 }
 
 void Report::refuse(const std::string& group, const std::string& op, const std::string& name,
@@ -33,6 +70,7 @@ void Report::refuse(const std::string& group, const std::string& op, const std::
     Tally& entry = tally(group, op);
     ++entry.refused;
     entry.refusals.push_back(name + ": " + message);
+    record('R', group, op, name, message);
 }
 
 void Report::fail(const std::string& group, const std::string& op, const std::string& name,
@@ -41,6 +79,7 @@ void Report::fail(const std::string& group, const std::string& op, const std::st
     Tally& entry = tally(group, op);
     ++entry.failed;
     entry.failures.push_back(name + ": " + message);
+    record('F', group, op, name, message);
 }
 
 std::vector<Report::Group> Report::groups() const {

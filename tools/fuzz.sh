@@ -18,11 +18,11 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -eq 0 ];
   echo "usage: tools/fuzz.sh [SECONDS]   (seconds per fuzz target, default 60)" >&2
   exit 2
 fi
-TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint)
 BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
+TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint fuzz_plugin_table fuzz_cli)
 PACKAGES=(
   clang-14 libclang-rt-14-dev cmake ninja-build pkg-config
-  libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev
+  libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev libcli11-dev
 )
 
 . tools/debian_packages.sh

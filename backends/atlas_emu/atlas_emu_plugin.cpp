@@ -216,7 +216,9 @@ struct EmuContext {
     std::unique_ptr<ChromeTrace> trace;  // null unless tracing
 
     std::mutex streams_mutex;
-    std::unordered_map<void*, std::unique_ptr<DeviceStream>> streams;
+    // Shared: a launch or synchronize racing aclrtDestroyStream keeps the stream it found
+    // alive until it is done with it.
+    std::unordered_map<void*, std::shared_ptr<DeviceStream>> streams;
     int next_stream_id = 1;
 
     bool logs(LogLevel level) const { return level >= log_level; }
@@ -397,17 +399,17 @@ nnplug_status device_memset(void* ctx, void* pointer, int32_t value, size_t byte
 
 // --- streams ------------------------------------------------------------------
 
-DeviceStream* find_stream(EmuContext& context, void* stream) {
+std::shared_ptr<DeviceStream> find_stream(EmuContext& context, void* stream) {
     std::lock_guard lock(context.streams_mutex);
     const auto found = context.streams.find(stream);
-    return found == context.streams.end() ? nullptr : found->second.get();
+    return found == context.streams.end() ? nullptr : found->second;
 }
 
 nnplug_status stream_create(void* ctx, void** stream) {
     return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
         std::lock_guard lock(context.streams_mutex);
-        auto created = std::make_unique<DeviceStream>(context.next_stream_id++);
+        auto created = std::make_shared<DeviceStream>(context.next_stream_id++);
         *stream = created.get();
         context.streams.emplace(*stream, std::move(created));
         return NNPLUG_OK;
@@ -417,7 +419,7 @@ nnplug_status stream_create(void* ctx, void** stream) {
 nnplug_status stream_destroy(void* ctx, void* stream) {
     return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
-        std::unique_ptr<DeviceStream> doomed;
+        std::shared_ptr<DeviceStream> doomed;
         {
             std::lock_guard lock(context.streams_mutex);
             const auto found = context.streams.find(stream);
@@ -425,7 +427,9 @@ nnplug_status stream_destroy(void* ctx, void* stream) {
             doomed = std::move(found->second);
             context.streams.erase(found);
         }
-        doomed.reset();  // waits for the stream's pending work
+        // As CANN's aclrtDestroyStream: waits for the work enqueued so far. A call racing
+        // this one still holds the stream; the last holder stops its worker.
+        doomed->wait_until_drained();
         return NNPLUG_OK;
     });
 }
@@ -433,7 +437,7 @@ nnplug_status stream_destroy(void* ctx, void* stream) {
 nnplug_status stream_synchronize(void* ctx, void* stream) {
     return sdk::fenced("atlas_emu", [&] {
         auto& context = as_context(ctx);
-        DeviceStream* found = find_stream(context, stream);
+        const std::shared_ptr<DeviceStream> found = find_stream(context, stream);
         if (found == nullptr) return fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
         WorkResult result = found->synchronize();
         write_trace(context);
@@ -449,7 +453,7 @@ nnplug_status device_memcpy_async(void* ctx, void* dst, const void* src, size_t 
         std::string error;
         if (!check_copy(context, dst, src, bytes, kind, error))
             return fail(NNPLUG_ERR_INVALID_ARGUMENT, error);
-        DeviceStream* target = find_stream(context, stream);
+        const std::shared_ptr<DeviceStream> target = find_stream(context, stream);
         if (target == nullptr) return fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
         const int stream_id = target->id();
         target->enqueue([&context, dst, src, bytes, kind, stream_id] {
@@ -602,7 +606,7 @@ nnplug_status op_launch(void* ctx, const void* plan, const nnplug_op_desc* desc,
             return fail(NNPLUG_ERR_INVALID_ARGUMENT, "workspace " + address(workspace) + " is not " +
                                                          std::to_string(needed) +
                                                          " bytes of device memory from aclrtMalloc");
-        DeviceStream* target = find_stream(context, stream);
+        const std::shared_ptr<DeviceStream> target = find_stream(context, stream);
         if (target == nullptr) return fail(NNPLUG_ERR_BAD_HANDLE, "unknown stream");
         const int stream_id = target->id();
         target->enqueue([&context, copy = *desc, planned = std::move(planned), workspace, stream_id] {

@@ -24,6 +24,11 @@ void DeviceStream::enqueue(Work work) {
     work_ready_.notify_one();
 }
 
+void DeviceStream::wait_until_drained() {
+    std::unique_lock lock(mutex_);
+    drained_.wait(lock, [&] { return queue_.empty() && !busy_; });
+}
+
 WorkResult DeviceStream::synchronize() {
     std::unique_lock lock(mutex_);
     drained_.wait(lock, [&] { return queue_.empty() && !busy_; });

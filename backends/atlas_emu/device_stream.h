@@ -34,6 +34,9 @@ public:
     // Appends work; it runs after everything enqueued before it.
     void enqueue(Work work);
 
+    // Waits until the queue is empty, leaving any failure for synchronize.
+    void wait_until_drained();
+
     // Waits until the queue is empty; returns the first failure since the last wait
     // (later work on a failed stream is skipped, as a faulted NPU stream is) and clears it.
     WorkResult synchronize();

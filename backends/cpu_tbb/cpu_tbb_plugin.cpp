@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -36,7 +38,7 @@ struct CpuContext {
     std::unique_ptr<tbb::task_arena> arena;
 
     std::mutex memory_mutex;
-    std::unordered_map<void*, size_t> allocations;
+    std::map<uintptr_t, size_t> allocations;  // block address -> bytes, ordered to find a pointer's block
     std::mutex streams_mutex;
     std::unordered_set<void*> streams;
 };
@@ -101,7 +103,7 @@ nnplug_status create(const nnplug_option* options, size_t option_count, int32_t 
 
 void destroy(void* ctx) {
     auto* context = static_cast<CpuContext*>(ctx);
-    for (auto& [pointer, bytes] : context->allocations) std::free(pointer);
+    for (auto& [address, bytes] : context->allocations) std::free(reinterpret_cast<void*>(address));
     for (void* stream : context->streams) delete static_cast<char*>(stream);
     delete context;
 }
@@ -128,7 +130,7 @@ nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
         try {
             auto& context = as_context(ctx);
             std::lock_guard lock(context.memory_mutex);
-            context.allocations.emplace(allocated, bytes);
+            context.allocations.emplace(reinterpret_cast<uintptr_t>(allocated), bytes);
         } catch (...) {
             std::free(allocated);
             throw;
@@ -143,7 +145,7 @@ nnplug_status device_free(void* ctx, void* pointer) {
         auto& context = as_context(ctx);
         {
             std::lock_guard lock(context.memory_mutex);
-            if (context.allocations.erase(pointer) == 0)
+            if (context.allocations.erase(reinterpret_cast<uintptr_t>(pointer)) == 0)
                 return sdk::fail(NNPLUG_ERR_BAD_HANDLE,
                                  "pointer was not allocated by aclrtMalloc or is already freed");
         }
@@ -152,14 +154,57 @@ nnplug_status device_free(void* ctx, void* pointer) {
     });
 }
 
-nnplug_status device_memcpy(void*, void* dst, const void* src, size_t bytes, int32_t) {
-    std::memmove(dst, src, bytes);  // every kind is host memory here
-    return NNPLUG_OK;
+std::string address_text(const void* pointer) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%p", pointer);
+    return text;
 }
 
-nnplug_status device_memset(void*, void* pointer, int32_t value, size_t bytes) {
-    std::memset(pointer, value, bytes);
-    return NNPLUG_OK;
+// Whether [pointer, pointer + bytes) lies inside one live aclrtMalloc block; else the reason.
+// Device memory is host memory here, so only this tells a copy past a block from a good one.
+bool in_live_block(CpuContext& context, const char* side, const void* pointer, size_t bytes,
+                   std::string& error) {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    std::lock_guard lock(context.memory_mutex);
+    const auto after = context.allocations.upper_bound(address);
+    if (after != context.allocations.begin()) {
+        const auto& [start, size] = *std::prev(after);
+        if (address - start < size && bytes <= size - (address - start)) return true;
+        if (address - start < size) {
+            error = std::string(side) + " " + address_text(pointer) + ": " + std::to_string(bytes) +
+                    " bytes run past the end of its " + std::to_string(size) + "-byte aclrtMalloc block";
+            return false;
+        }
+    }
+    error = std::string(side) + " " + address_text(pointer) + " (" + std::to_string(bytes) +
+            " bytes) is not inside one live aclrtMalloc block";
+    return false;
+}
+
+nnplug_status device_memcpy(void* ctx, void* dst, const void* src, size_t bytes, int32_t kind) {
+    return sdk::fenced("cannot copy", [&] {
+        auto& context = as_context(ctx);
+        const bool src_device =
+            kind == NNPLUG_MEMCPY_DEVICE_TO_HOST || kind == NNPLUG_MEMCPY_DEVICE_TO_DEVICE;
+        const bool dst_device =
+            kind == NNPLUG_MEMCPY_HOST_TO_DEVICE || kind == NNPLUG_MEMCPY_DEVICE_TO_DEVICE;
+        std::string error;
+        if ((dst_device && !in_live_block(context, "dst", dst, bytes, error)) ||
+            (src_device && !in_live_block(context, "src", src, bytes, error)))
+            return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, error);
+        std::memmove(dst, src, bytes);  // every kind is host memory here
+        return NNPLUG_OK;
+    });
+}
+
+nnplug_status device_memset(void* ctx, void* pointer, int32_t value, size_t bytes) {
+    return sdk::fenced("cannot set memory", [&] {
+        std::string error;
+        if (!in_live_block(as_context(ctx), "devPtr", pointer, bytes, error))
+            return sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, error);
+        std::memset(pointer, value, bytes);
+        return NNPLUG_OK;
+    });
 }
 
 nnplug_status stream_create(void* ctx, void** stream) {

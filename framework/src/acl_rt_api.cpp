@@ -45,8 +45,12 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
 aclrtContext context_of(int32_t device) {
     return reinterpret_cast<aclrtContext>(static_cast<intptr_t>(device) + 1);
 }
-int32_t device_of(aclrtContext context) {
-    return static_cast<int32_t>(reinterpret_cast<intptr_t>(context) - 1);
+// The device of a context handle, or -1 for anything aclrtCreateContext never returned.
+// Contexts own nothing, so a destroy racing a use cannot free what the use reads.
+int32_t device_of(aclrtContext context, uint32_t device_count) {
+    const intptr_t handle = reinterpret_cast<intptr_t>(context);
+    if (handle < 1 || handle > static_cast<intptr_t>(device_count)) return -1;
+    return static_cast<int32_t>(handle - 1);
 }
 
 }  // namespace
@@ -101,7 +105,7 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
 const char* aclrtGetSocName(void) {
     RuntimeLease runtime("aclrtGetSocName");
     if (!runtime) return nullptr;
-    return runtime->plugin().soc_name(runtime->context());
+    return nnplug::soc_name_of(runtime->plugin(), runtime->context());
 }
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
@@ -123,14 +127,18 @@ aclError aclrtDestroyContext(aclrtContext context) {
         set_last_error("aclrtDestroyContext: context is null");
         return ACL_ERROR_INVALID_PARAM;
     }
+    if (nnplug::device_of(context, runtime->device_count()) < 0) {
+        set_last_error("aclrtDestroyContext: {} is not a context from aclrtCreateContext", context);
+        return ACL_ERROR_INVALID_PARAM;
+    }
     return ACL_SUCCESS;
 }
 
 aclError aclrtSetCurrentContext(aclrtContext context) {
     RuntimeLease runtime("aclrtSetCurrentContext");
     if (!runtime) return ACL_ERROR_UNINITIALIZE;
-    const int32_t device = nnplug::device_of(context);
-    if (context == nullptr || device < 0 || static_cast<uint32_t>(device) >= runtime->device_count()) {
+    const int32_t device = nnplug::device_of(context, runtime->device_count());
+    if (device < 0) {
         set_last_error("aclrtSetCurrentContext: {} is not a context from aclrtCreateContext", context);
         return ACL_ERROR_INVALID_PARAM;
     }
@@ -176,6 +184,10 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
         void* resolved = runtime->resolve_stream("aclrtSynchronizeStream", stream);
         if (resolved == nullptr) return ACL_ERROR_INVALID_RESOURCE_HANDLE;
         const nnplug_status status = runtime->device_table().stream_synchronize(runtime->context(), resolved);
+        if (status == NNPLUG_ERR_BAD_HANDLE && stream != nullptr) {  // destroyed by another thread meanwhile
+            set_last_error("aclrtSynchronizeStream: stream {} was destroyed during the call", stream);
+            return ACL_ERROR_INVALID_RESOURCE_HANDLE;
+        }
         if (status != NNPLUG_OK) return runtime->fail_from_backend("aclrtSynchronizeStream", status);
         return ACL_SUCCESS;
     });

@@ -1,5 +1,6 @@
 #include "error_state.h"
 
+#include "escaped_text.h"
 #include "logging.h"
 
 namespace nnplug {
@@ -8,8 +9,9 @@ thread_local std::string recent_error;
 }
 
 void set_last_error(std::string message) {
-    log().debug("error: {}", message);
-    recent_error = std::move(message);
+    // Messages quote config values and plugin text: one line each, whatever those hold.
+    recent_error = escaped(message);
+    log().debug("error: {}", recent_error);
 }
 
 const char* last_error() {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backend_setup.h"
+#include "escaped_text.h"
 #include "logging.h"
 #include "op_routing.h"
 #include "plugin_locator.h"
@@ -71,7 +72,7 @@ PluginReport describe(const fs::path& file, const RuntimeConfig& config,
         report.refused = error;
         return report;
     }
-    const char* soc = plugin.soc_name(device.context);
+    const char* soc = soc_name_of(plugin, device.context);
     report.soc = soc != nullptr ? soc : "?";
     const uint32_t mask = plugin.dtype_mask(device.context);
     for (int dtype = 0; dtype < NNPLUG_DTYPE_COUNT; ++dtype)
@@ -133,6 +134,23 @@ void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& s
     }
 }
 
+// Every text of the inventory comes from a config file or a plugin; `nnplug info` prints
+// it, so control bytes are written as \xNN here, once.
+void escape_for_printing(Inventory& inventory) {
+    for (std::string* text :
+         {&inventory.config_file, &inventory.config_error, &inventory.backend, &inventory.fallback})
+        *text = escaped(*text);
+    for (std::string& folder : inventory.search_path) folder = escaped(folder);
+    for (PluginReport& plugin : inventory.plugins) {
+        for (std::string* text :
+             {&plugin.path, &plugin.refused, &plugin.name, &plugin.description, &plugin.soc})
+            *text = escaped(*text);
+        for (std::string& op : plugin.ops) op = escaped(op);
+    }
+    for (OpRouteReport& route : inventory.routes)
+        for (std::string* text : {&route.op, &route.backend, &route.note}) *text = escaped(*text);
+}
+
 }  // namespace
 
 Inventory take_inventory(const char* config_path) {
@@ -174,6 +192,7 @@ Inventory take_inventory(const char* config_path) {
         }
     }
     if (inventory.config_error.empty()) describe_routes(config, search_path, inventory);
+    escape_for_printing(inventory);
     return inventory;
 }
 

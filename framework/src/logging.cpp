@@ -2,13 +2,44 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "escaped_text.h"
+
 namespace nnplug {
+namespace {
+
+// Writes each message with its control bytes escaped: log lines quote paths, config values
+// and plugin text, and each must stay one line that cannot move the terminal's cursor.
+class EscapingSink : public spdlog::sinks::sink {
+public:
+    explicit EscapingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+    void log(const spdlog::details::log_msg& message) override {
+        const std::string text = escaped(std::string_view(message.payload.data(), message.payload.size()));
+        spdlog::details::log_msg copy = message;
+        copy.payload = text;
+        inner_->log(copy);
+    }
+    void flush() override { inner_->flush(); }
+    void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+    void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+        inner_->set_formatter(std::move(formatter));
+    }
+
+private:
+    std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
+}  // namespace
 
 spdlog::logger& log() {
     // Not registered globally, so a host program's own spdlog setup is left alone.
     static auto logger = [] {
         auto created = std::make_shared<spdlog::logger>(
-            "nnplug", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+            "nnplug",
+            std::make_shared<EscapingSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
         created->set_pattern("[%H:%M:%S.%e] [nnplug] [%^%l%$] %v");
         created->set_level(spdlog::level::warn);
         return created;

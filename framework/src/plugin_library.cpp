@@ -1,17 +1,25 @@
 #include "plugin_library.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <string_view>
+#include <vector>
 
 namespace nnplug {
 namespace {
@@ -268,9 +276,60 @@ private:
     std::string reason_;
 };
 
+// Whether the library mapped at address is the file open as fd (same device and inode),
+// read from /proc/self/maps.
+bool mapped_from(const void* address, int fd) {
+    struct stat file {};
+    if (fstat(fd, &file) != 0) return false;
+    std::ifstream maps("/proc/self/maps");
+    const auto at = reinterpret_cast<uintptr_t>(address);
+    std::string line;
+    while (std::getline(maps, line)) {
+        uintptr_t start = 0, end = 0;
+        unsigned major = 0, minor = 0;
+        unsigned long long inode = 0;
+        if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %*s %*s %x:%x %llu", &start, &end, &major,
+                        &minor, &inode) != 5)
+            continue;
+        if (at >= start && at < end) return inode == file.st_ino && makedev(major, minor) == file.st_dev;
+    }
+    return false;
+}
+
+// A /proc/self/fd/N name for the file open as fd that no other loaded library answers to:
+// the dynamic loader matches a new name against the names of loaded libraries before it
+// looks at the file, so the name of a plugin loaded earlier through a descriptor with the
+// same number would give back that plugin. fd is duplicated to another number until the
+// name is free or names this very file; the duplicates land in `held`, closed by the
+// caller after loading.
+std::string unused_fd_name(int fd, std::vector<int>& held) {
+    constexpr int kTries = 64;
+    const int original = fd;
+    for (int tries = 0;; ++tries) {
+        std::string name = fmt::format("/proc/self/fd/{}", fd);
+        void* loaded = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (loaded == nullptr) return name;
+        link_map* map = nullptr;
+        const bool same =
+            dlinfo(loaded, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && mapped_from(map->l_ld, original);
+        dlclose(loaded);
+        if (same || tries == kTries) return name;
+        const int next = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        if (next < 0) return name;
+        held.push_back(next);
+        fd = next;
+    }
+}
+
 }  // namespace
 
-std::optional<PluginLibrary> PluginLibrary::load(const std::filesystem::path& file, std::string& error) {
+const char* soc_name_of(const nnplug_plugin& plugin, void* context) {
+    const char* name = plugin.soc_name(context);
+    return name != nullptr ? name : "unknown";
+}
+
+std::optional<PluginLibrary> PluginLibrary::load(int fd, const std::filesystem::path& file,
+                                                 std::string& error) {
     const MemoryProbe probe;
     if (!probe.ready()) {
         error = fmt::format("'{}' cannot be checked: no pipe to probe its table with ({})", file.string(),
@@ -278,12 +337,16 @@ std::optional<PluginLibrary> PluginLibrary::load(const std::filesystem::path& fi
         return std::nullopt;
     }
     boost::dll::shared_library library;
+    std::vector<int> held;
     try {
-        library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+        // The very file the caller opened and checked: its name is never resolved again.
+        library.load(unused_fd_name(fd, held),
+                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& exception) {
         error = fmt::format("'{}' is not a loadable plugin: {}", file.string(), exception.what());
-        return std::nullopt;
     }
+    for (const int each : held) close(each);
+    if (!library.is_loaded()) return std::nullopt;
     if (!library.has(NNPLUG_PLUGIN_ENTRY_NAME)) {
         error = fmt::format("'{}' is not an nnplug plugin: it does not export '{}'", file.string(),
                             NNPLUG_PLUGIN_ENTRY_NAME);

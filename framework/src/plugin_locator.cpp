@@ -1,5 +1,6 @@
 #include "plugin_locator.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/stat.h>
@@ -7,8 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "install_layout.h"
 #include "logging.h"
@@ -35,10 +38,23 @@ std::string ownership_fault(const std::string& what, const struct stat& status) 
     return {};
 }
 
-std::string stat_fault(const std::string& what, const std::filesystem::path& path, struct stat& status) {
-    if (lstat(path.c_str(), &status) == 0) return {};
-    return fmt::format("{} '{}' cannot be examined: {}", what, path.string(), std::strerror(errno));
-}
+// An open descriptor, closed when it goes.
+class FileDescriptor {
+public:
+    explicit FileDescriptor(int fd = -1) : fd_(fd) {}
+    ~FileDescriptor() {
+        if (fd_ >= 0) close(fd_);
+    }
+    FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+        std::swap(fd_, other.fd_);
+        return *this;
+    }
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
 
 // A plugin name is a file name part, never a way out of the folder it is looked up in.
 bool safe_name(const std::string& name) {
@@ -47,44 +63,115 @@ bool safe_name(const std::string& name) {
                         [](char c) { return static_cast<unsigned char>(c) < 0x20; });
 }
 
-// Why `file`, found in `folder`, must not be loaded, or an empty string when it may be;
-// real_file receives the file with every symlink resolved, which is what gets opened, so
-// a symlink swapped after the checks cannot lead elsewhere. Nothing is opened here.
-std::string trust_fault(const std::filesystem::path& file, const std::filesystem::path& folder,
-                        std::filesystem::path& real_file) {
+// The rule for a folder above the plugin's, as ssh's StrictModes: owned by root or by us,
+// and writable by no group or others unless the sticky bit (as on /tmp) keeps each entry
+// to its owner.
+std::string ancestor_fault(const std::string& where, const struct stat& status) {
+    const uid_t self = geteuid();
+    if (status.st_uid != 0 && status.st_uid != self)
+        return fmt::format(
+            "the folder '{}' above it is owned by uid {}, neither root nor the current user (uid {})", where,
+            status.st_uid, self);
+    if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (status.st_mode & S_ISVTX) == 0)
+        return fmt::format(
+            "the folder '{}' above it is writable by group or others without the sticky bit (mode {})", where,
+            mode_text(status.st_mode));
+    return {};
+}
+
+// Opens real_folder one component at a time from the root, never following a symlink,
+// and checks each folder on the descriptor it opened: what is checked is what is used.
+FileDescriptor open_folder(const std::filesystem::path& real_folder, std::string& fault) {
+    FileDescriptor folder(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    std::filesystem::path reached = "/";
+    for (const auto& part : real_folder.relative_path()) {
+        struct stat status {};
+        if (fstat(folder.get(), &status) != 0) {
+            fault =
+                fmt::format("the folder '{}' cannot be examined: {}", reached.string(), std::strerror(errno));
+            return FileDescriptor();
+        }
+        if (fault = ancestor_fault(reached.string(), status); !fault.empty()) return FileDescriptor();
+        FileDescriptor next(
+            openat(folder.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        reached /= part;
+        if (next.get() < 0) {
+            fault =
+                fmt::format("the folder '{}' cannot be opened: {}", reached.string(), std::strerror(errno));
+            return FileDescriptor();
+        }
+        folder = std::move(next);
+    }
+    return folder;
+}
+
+// Opens `name` in the folder open as folder_fd, following symlinks only to other names of
+// that folder (a versioned name); O_NONBLOCK so that a FIFO planted there cannot hang us.
+FileDescriptor open_in_folder(int folder_fd, std::string name, std::string& fault) {
+    constexpr int kMaxLinks = 8;
+    for (int links = 0; links <= kMaxLinks; ++links) {
+        FileDescriptor file(openat(folder_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (file.get() >= 0) return file;
+        if (errno != ELOOP) {
+            fault = fmt::format("it cannot be opened: {}", std::strerror(errno));
+            return FileDescriptor();
+        }
+        char target[PATH_MAX];
+        const ssize_t length = readlinkat(folder_fd, name.c_str(), target, sizeof target - 1);
+        if (length <= 0) {
+            fault = fmt::format("its symlink cannot be read: {}", std::strerror(errno));
+            return FileDescriptor();
+        }
+        name.assign(target, static_cast<size_t>(length));
+        if (name.find('/') != std::string::npos || name == "..") {
+            fault = "symlink";  // worded by the caller, who knows the paths
+            return FileDescriptor();
+        }
+    }
+    fault = "it is a chain of more than 8 symlinks";
+    return FileDescriptor();
+}
+
+// Opens `file`, found in `folder`, for loading, and checks it as ssh checks its key files:
+// every check is an fstat of a descriptor opened from the root with openat, and the
+// descriptor returned is the file checked, so nothing swapped in after the checks can be
+// loaded. Returns an empty fault when it may be loaded; with a fault, the descriptor is
+// still returned where the file could be opened (allow_insecure_plugins loads it).
+FileDescriptor open_plugin(const std::filesystem::path& file, const std::filesystem::path& folder,
+                           std::string& fault) {
     std::error_code failure;
     const auto real_folder = std::filesystem::canonical(folder, failure);
-    if (failure)
-        return fmt::format("its folder '{}' cannot be resolved: {}", folder.string(), failure.message());
-    real_file = std::filesystem::canonical(file, failure);
     if (failure) {
-        real_file = file;
-        return fmt::format("it cannot be resolved: {}", failure.message());
+        fault = fmt::format("its folder '{}' cannot be resolved: {}", folder.string(), failure.message());
+        return FileDescriptor();
     }
-    // A symlink may name another file of its own folder (a versioned name), never reach
-    // out to one the checks below did not cover.
-    if (real_file.parent_path() != real_folder)
-        return fmt::format("it is a symlink to '{}', which leaves its folder '{}'", real_file.string(),
-                           real_folder.string());
-
+    FileDescriptor folder_fd = open_folder(real_folder, fault);
+    if (folder_fd.get() < 0) return FileDescriptor();
     struct stat status {};
-    if (auto fault = stat_fault("the plugin file", real_file, status); !fault.empty()) return fault;
-    if (!S_ISREG(status.st_mode)) return "it is not a regular file";
-    if (auto fault = ownership_fault("the plugin file", status); !fault.empty()) return fault;
-    const std::string folder_name = fmt::format("its folder '{}'", real_folder.string());
-    if (auto fault = stat_fault("its folder", real_folder, status); !fault.empty()) return fault;
-    if (auto fault = ownership_fault(folder_name, status); !fault.empty()) return fault;
-    // Above it, a folder others may write to could have its entries swapped, unless the
-    // sticky bit (as on /tmp) keeps each entry to its owner.
-    for (auto ancestor = real_folder; ancestor != ancestor.parent_path();) {
-        ancestor = ancestor.parent_path();
-        if (auto fault = stat_fault("the folder", ancestor, status); !fault.empty()) return fault;
-        if ((status.st_mode & S_IWOTH) != 0 && (status.st_mode & S_ISVTX) == 0)
-            return fmt::format(
-                "the folder '{}' above it is writable by others without the sticky bit (mode {})",
-                ancestor.string(), mode_text(status.st_mode));
+    if (fstat(folder_fd.get(), &status) != 0) {
+        fault =
+            fmt::format("its folder '{}' cannot be examined: {}", real_folder.string(), std::strerror(errno));
+        return FileDescriptor();
     }
-    return {};
+    const std::string folder_name = fmt::format("its folder '{}'", real_folder.string());
+    FileDescriptor plugin = open_in_folder(folder_fd.get(), file.filename().string(), fault);
+    if (fault == "symlink") {
+        const auto real_file = std::filesystem::canonical(file, failure);
+        fault = fmt::format("it is a symlink to '{}', which leaves its folder '{}'",
+                            failure ? file.string() : real_file.string(), real_folder.string());
+    }
+    if (plugin.get() < 0) return plugin;
+    if (fault = ownership_fault(folder_name, status); !fault.empty()) return plugin;
+    if (fstat(plugin.get(), &status) != 0) {
+        fault = fmt::format("it cannot be examined: {}", std::strerror(errno));
+        return plugin;
+    }
+    if (!S_ISREG(status.st_mode)) {
+        fault = "it is not a regular file";
+        return FileDescriptor();
+    }
+    fault = ownership_fault("the plugin file", status);
+    return plugin;
 }
 }  // namespace
 
@@ -170,17 +257,24 @@ std::optional<PluginLibrary> load_backend(const std::string& name,
             return std::nullopt;
         }
     }
-    // Every check comes before the file is opened: opening it runs its constructors.
-    std::filesystem::path real_file = file;
-    if (const std::string fault = trust_fault(file, folder, real_file); !fault.empty()) {
+    // Every check comes before the file is loaded: loading it runs its constructors.
+    std::string fault;
+    FileDescriptor plugin = open_plugin(file, folder, fault);
+    if (!fault.empty()) {
         if (!allow_insecure) {
             error = fmt::format("plugin '{}' refused: {}; allow_insecure_plugins: true turns this check off",
                                 file.string(), fault);
             return std::nullopt;
         }
         log().warn("plugin '{}' loaded although {}: allow_insecure_plugins is set", file.string(), fault);
+        if (plugin.get() < 0) plugin = FileDescriptor(open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        struct stat status {};
+        if (plugin.get() < 0 || fstat(plugin.get(), &status) != 0 || !S_ISREG(status.st_mode)) {
+            error = fmt::format("plugin '{}' cannot be opened as a regular file", file.string());
+            return std::nullopt;
+        }
     }
-    auto library = PluginLibrary::load(real_file, error);
+    auto library = PluginLibrary::load(plugin.get(), file, error);
     if (!library) return std::nullopt;
     const std::string declared = library->table().name;
     if (!is_path && declared != name) {

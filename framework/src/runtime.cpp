@@ -67,7 +67,7 @@ Runtime::~Runtime() {
     const auto& device = device_table();
     for (auto& [stream, owner] : streams_) device.stream_destroy(context(owner), stream);
     for (const DeviceContext& each : devices_) device.stream_destroy(each.context, each.default_stream);
-    for (auto* executors : {&live_executors_, &running_executors_}) {
+    for (auto* executors : {&live_executors_, &running_executors_, &destroyed_while_running_}) {
         for (aclOpExecutor* executor : *executors) {
             release_plan(*executor);
             delete executor;
@@ -159,7 +159,14 @@ aclError Runtime::synchronize_device(const char* api, int32_t device) {
     }
     for (void* stream : streams) {
         const nnplug_status status = device_table().stream_synchronize(context(device), stream);
-        if (status != NNPLUG_OK) return fail_from_backend(api, status);
+        if (status == NNPLUG_OK) continue;
+        // A stream destroyed by another thread since the list was taken has no work left to
+        // wait for: its destroy waited for it.
+        if (status == NNPLUG_ERR_BAD_HANDLE && stream != streams.front()) {
+            std::lock_guard lock(streams_mutex_);
+            if (streams_.count(stream) == 0) continue;
+        }
+        return fail_from_backend(api, status);
     }
     return ACL_SUCCESS;
 }
@@ -252,7 +259,7 @@ aclOpExecutor* Runtime::register_executor(std::unique_ptr<aclOpExecutor> executo
     return executor.release();
 }
 
-aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
+aclnnStatus Runtime::claim(const char* api, aclOpExecutor* executor) {
     if (executor == nullptr) {
         set_last_error("{}: executor is null", api);
         return ACLNN_ERR_PARAM_NULLPTR;
@@ -279,6 +286,12 @@ aclnnStatus Runtime::check_runnable(const char* api, aclOpExecutor* executor) {
                        executor->device, current_device());
         return ACLNN_ERR_PARAM_INVALID;
     }
+    if (executor->repeatable) {
+        ++repeatable_runs_[executor];
+    } else {
+        live_executors_.erase(executor);  // no second run of it can start
+        running_executors_.insert(executor);
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -288,23 +301,21 @@ void Runtime::release_plan(aclOpExecutor& executor) {
     executor.plan = nullptr;
 }
 
-aclnnStatus Runtime::claim(const char* api, aclOpExecutor* executor) {
+void Runtime::finish_run(aclOpExecutor* executor, bool ran) {
     std::lock_guard lock(executors_mutex_);
-    if (executor->repeatable) return ACLNN_SUCCESS;
-    if (live_executors_.erase(executor) == 0) {
-        set_last_error(
-            "{}: executor {} was consumed by its one run; make it repeatable with "
-            "aclSetAclOpExecutorRepeatable to run it again",
-            api, static_cast<void*>(executor));
-        return ACLNN_ERR_PARAM_INVALID;
+    if (const auto runs = repeatable_runs_.find(executor); runs != repeatable_runs_.end()) {
+        if (--runs->second > 0) return;
+        repeatable_runs_.erase(runs);
+        if (destroyed_while_running_.erase(executor) == 0) return;  // stays live
+        release_plan(*executor);
+        delete executor;
+        return;
     }
-    running_executors_.insert(executor);
-    return ACLNN_SUCCESS;
-}
-
-void Runtime::finish_run(aclOpExecutor* executor) {
-    std::lock_guard lock(executors_mutex_);
-    if (running_executors_.erase(executor) == 0) return;  // a repeatable one stays live
+    if (running_executors_.erase(executor) == 0) return;
+    if (!ran) {  // refused before it ran: not consumed
+        live_executors_.insert(executor);
+        return;
+    }
     release_plan(*executor);
     consumed_executors_.insert(executor);
     consumed_order_.push_back(executor);
@@ -325,6 +336,10 @@ aclnnStatus Runtime::destroy_executor(aclOpExecutor* executor) {
         set_last_error("aclDestroyAclOpExecutor: executor {} is not live (never created, or destroyed)",
                        static_cast<void*>(executor));
         return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (repeatable_runs_.count(executor) != 0) {  // the last run in progress frees it
+        destroyed_while_running_.insert(executor);
+        return ACLNN_SUCCESS;
     }
     auto queued = std::find(consumed_order_.begin(), consumed_order_.end(), executor);
     if (queued != consumed_order_.end()) consumed_order_.erase(queued);

@@ -101,12 +101,13 @@ public:
 
     // Executors: registered at the first phase, consumed or destroyed later.
     aclOpExecutor* register_executor(std::unique_ptr<aclOpExecutor> executor);
-    // Checks that executor is live, belongs to the current device and may run under api.
-    aclnnStatus check_runnable(const char* api, aclOpExecutor* executor);
-    // Takes a checked executor for one run: a non-repeatable one stops being live here,
-    // so that no second run of it can start; finish_run then consumes it.
+    // Checks that executor is live, belongs to the current device and may run under api,
+    // and takes it for one run, in one step: a non-repeatable one stops being live here, so
+    // that no second run of it can start; a repeatable one destroyed during the run is
+    // freed by finish_run. Every successful claim is followed by one finish_run: ran false
+    // (refused before the backend saw it) gives a non-repeatable executor back.
     aclnnStatus claim(const char* api, aclOpExecutor* executor);
-    void finish_run(aclOpExecutor* executor);
+    void finish_run(aclOpExecutor* executor, bool ran);
     aclnnStatus destroy_executor(aclOpExecutor* executor);
     aclnnStatus set_repeatable(aclOpExecutor* executor);
 
@@ -135,7 +136,9 @@ private:
     static constexpr size_t kConsumedKept = 256;
     std::mutex executors_mutex_;
     std::unordered_set<aclOpExecutor*> live_executors_;
-    std::unordered_set<aclOpExecutor*> running_executors_;  // claimed, not yet finished
+    std::unordered_set<aclOpExecutor*> running_executors_;        // claimed, not yet finished
+    std::unordered_map<aclOpExecutor*, int> repeatable_runs_;     // runs in progress
+    std::unordered_set<aclOpExecutor*> destroyed_while_running_;  // freed by the last run
     std::unordered_set<aclOpExecutor*> consumed_executors_;
     std::deque<aclOpExecutor*> consumed_order_;
 };

@@ -1,19 +1,24 @@
 #include "runtime_config.h"
 
 #include <acl/acl_base.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <nnplug/plugin.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string_view>
 
 #include "install_layout.h"
 #include "logging.h"
+#include "plugin_locator.h"
 #include "spelling.h"
 
 namespace nnplug {
@@ -106,6 +111,32 @@ void read_op_routes(const std::string& file, const std::filesystem::path& folder
     }
 }
 
+// The name a backend reference stands for: libnnplug_<name>.so for a path, else itself.
+std::string backend_name_of(const std::string& reference) {
+    if (reference.find('/') == std::string::npos) return reference;
+    return backend_of_file_name(std::filesystem::path(reference).filename().string()).value_or(reference);
+}
+
+// Every section under `backends:` must be a backend this config could load: a misspelt one
+// (cpu_tbbb) would otherwise be ignored, and its options with it.
+void refuse_unknown_backend_sections(const std::string& file, const YAML::Node& backends,
+                                     const RuntimeConfig& config) {
+    std::vector<std::string> known = available_backends(plugin_search_path(config.plugin_paths));
+    known.insert(known.end(), {"cpu_tbb", "atlas_emu", backend_name_of(config.backend)});
+    if (!config.fallback.empty()) known.push_back(backend_name_of(config.fallback));
+    for (const auto& [op, backend] : config.op_backends) known.push_back(backend_name_of(backend));
+    for (const auto& entry : backends) {
+        const std::string name = entry.first.Scalar();
+        if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+        std::sort(known.begin(), known.end());
+        known.erase(std::unique(known.begin(), known.end()), known.end());
+        throw ParseFailure{fmt::format(
+            "{}: key 'backends.{}' names no backend: none is selected, routed to or on the plugin search "
+            "path by that name{}",
+            where(file, entry.first.Mark()), name, did_you_mean(name, known))};
+    }
+}
+
 void read_document(const std::string& file, const YAML::Node& root, RuntimeConfig& config) {
     if (root.IsNull()) return;  // an empty file keeps every default
     if (!root.IsMap())
@@ -159,21 +190,67 @@ void read_document(const std::string& file, const YAML::Node& root, RuntimeConfi
                                            did_you_mean(key, kTopLevelKeys))};
         }
     }
+    // After the loop: the sections are checked against every backend the file names.
+    if (const YAML::Node backends = root["backends"]; backends && backends.IsMap())
+        refuse_unknown_backend_sections(file, backends, config);
+}
+
+// The file's bytes, read from one descriptor after fstat shows a regular file of at most
+// kMaxConfigBytes: a FIFO or a device would block or never end, a huge file would take
+// seconds and gigabytes to parse.
+bool read_config_text(const std::filesystem::path& path, std::string& text, ConfigError& error) {
+    const std::string file = path.string();
+    const int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        error = {ACL_ERROR_INVALID_FILE,
+                 fmt::format("aclInit: cannot open config file '{}': {}", file, std::strerror(errno))};
+        return false;
+    }
+    struct stat status {};
+    const bool examined = fstat(fd, &status) == 0;
+    if (!examined || !S_ISREG(status.st_mode)) {
+        close(fd);
+        error = {
+            ACL_ERROR_INVALID_FILE,
+            fmt::format("aclInit: config file '{}' is not a regular file (a folder, FIFO, socket or device)",
+                        file)};
+        return false;
+    }
+    if (status.st_size > static_cast<off_t>(kMaxConfigBytes)) {
+        close(fd);
+        error = {ACL_ERROR_INVALID_FILE,
+                 fmt::format("aclInit: config file '{}' is {} bytes; a config is at most {}", file,
+                             status.st_size, kMaxConfigBytes)};
+        return false;
+    }
+    char buffer[65536];
+    ssize_t got = 0;
+    while ((got = read(fd, buffer, sizeof buffer)) > 0 && text.size() <= kMaxConfigBytes)
+        text.append(buffer, static_cast<size_t>(got));
+    close(fd);
+    if (got < 0 || text.size() > kMaxConfigBytes) {
+        error = {ACL_ERROR_INVALID_FILE,
+                 fmt::format("aclInit: config file '{}' cannot be read whole (at most {} bytes)", file,
+                             kMaxConfigBytes)};
+        return false;
+    }
+    return true;
 }
 
 }  // namespace
 
 bool load_runtime_config(const std::filesystem::path& path, RuntimeConfig& config, ConfigError& error) {
     const std::string file = path.string();
-    std::ifstream stream(path);
-    if (!stream || std::filesystem::is_directory(path)) {
-        error = {ACL_ERROR_INVALID_FILE, fmt::format("aclInit: cannot open config file '{}'", file)};
-        return false;
-    }
+    std::string text;
+    if (!read_config_text(path, text, error)) return false;
     RuntimeConfig parsed;
     parsed.source = file;
     try {
-        read_document(file, YAML::Load(stream), parsed);
+        const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+        if (documents.size() > 1)
+            throw ParseFailure{fmt::format("{}: a second YAML document ('---'); a config is one document",
+                                           where(file, documents[1].Mark()))};
+        read_document(file, documents.empty() ? YAML::Node() : documents[0], parsed);
     } catch (const ParseFailure& failure) {
         error = {ACL_ERROR_PARSE_FILE, "aclInit: " + failure.message};
         return false;

@@ -37,6 +37,9 @@ struct ConfigError {
     std::string message;
 };
 
+// The largest config file read (1 MiB); a larger one is refused before it is read.
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+
 // Reads and checks a config file. Returns false and fills error on a missing file
 // (ACL_ERROR_INVALID_FILE) or on bad YAML, an unknown key or a bad value
 // (ACL_ERROR_PARSE_FILE, with file, line, column and key in the message).

@@ -89,7 +89,7 @@ aclError initialize(const char* config_path) {
                 create_device(plugin, pairs, static_cast<int32_t>(index), config, created))
             return status;
     // description is optional, and a null from a plugin must not fail the whole aclInit here
-    const char* soc = plugin.soc_name(created.devices[0].context);
+    const char* soc = soc_name_of(plugin, created.devices[0].context);
     log().info("backend '{}' ({}, SoC {}, {} device(s)) from {}; config {}", plugin.name,
                plugin.description != nullptr ? plugin.description : "no description",
                soc != nullptr ? soc : "?", count, library->file().string(), config.source);

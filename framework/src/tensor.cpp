@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <new>
 #include <shared_mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "error_state.h"
 
@@ -29,25 +30,55 @@ bool checked_multiply(int64_t& product, int64_t factor) {
     return true;
 }
 
-// Every tensor between aclCreateTensor and aclDestroyTensor.
+// Every tensor between aclCreateTensor and aclDestroyTensor, with the holds calls have
+// on it. A tensor destroyed while held leaves live_ at once and is deleted by the last
+// release, so a call that checked it live never reads freed memory.
 class TensorRegistry {
 public:
     void add(const aclTensor* tensor) {
         std::unique_lock lock(mutex_);
-        live_.insert(tensor);
+        live_.emplace(tensor, 0);
     }
+    // False for a tensor that is not live; otherwise it is no longer live, and deleted
+    // now or by its last release.
     bool remove(const aclTensor* tensor) {
         std::unique_lock lock(mutex_);
-        return live_.erase(tensor) == 1;
+        const auto found = live_.find(tensor);
+        if (found == live_.end()) return false;
+        if (found->second > 0)
+            doomed_.emplace(tensor, found->second);
+        else
+            delete tensor;
+        live_.erase(found);
+        return true;
     }
     bool contains(const aclTensor* tensor) const {
         std::shared_lock lock(mutex_);
         return live_.count(tensor) == 1;
     }
+    bool hold(const aclTensor* tensor) {
+        std::unique_lock lock(mutex_);
+        const auto found = live_.find(tensor);
+        if (found == live_.end()) return false;
+        ++found->second;
+        return true;
+    }
+    void release(const aclTensor* tensor) {
+        std::unique_lock lock(mutex_);
+        if (const auto found = live_.find(tensor); found != live_.end()) {
+            --found->second;
+            return;
+        }
+        const auto doomed = doomed_.find(tensor);
+        if (doomed == doomed_.end() || --doomed->second > 0) return;
+        doomed_.erase(doomed);
+        delete tensor;
+    }
 
 private:
     mutable std::shared_mutex mutex_;
-    std::unordered_set<const aclTensor*> live_;
+    std::unordered_map<const aclTensor*, int64_t> live_;    // tensor -> holds
+    std::unordered_map<const aclTensor*, int64_t> doomed_;  // destroyed while held -> holds
 };
 
 TensorRegistry& registry() {
@@ -91,6 +122,18 @@ bool known_format(int32_t format) {
 
 bool tensor_is_live(const aclTensor* tensor) {
     return registry().contains(tensor);
+}
+
+TensorHold::TensorHold(const aclTensor* const* tensors, size_t count) : count_(std::min(count, kMaxTensors)) {
+    for (size_t i = 0; i < count_; ++i) {
+        tensors_[i] = tensors[i];
+        held_[i] = tensors[i] != nullptr && registry().hold(tensors[i]);
+    }
+}
+
+TensorHold::~TensorHold() {
+    for (size_t i = 0; i < count_; ++i)
+        if (held_[i]) registry().release(tensors_[i]);
 }
 
 std::string shape_string(const std::vector<int64_t>& dims) {
@@ -260,7 +303,6 @@ aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
             static_cast<const void*>(tensor));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    delete tensor;
     return ACLNN_SUCCESS;
 }
 
@@ -269,7 +311,8 @@ aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_
         nnplug::set_last_error("aclGetViewShape: tensor, viewDims or viewDimsNum is null");
         return ACLNN_ERR_PARAM_NULLPTR;
     }
-    if (!nnplug::tensor_is_live(tensor)) {
+    const nnplug::TensorHold hold(&tensor, 1);
+    if (!hold.held(0)) {
         nnplug::set_last_error("aclGetViewShape: tensor is not a live tensor (destroyed already?)");
         return ACLNN_ERR_PARAM_INVALID;
     }
@@ -285,7 +328,8 @@ aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
         nnplug::set_last_error("aclGetDataType: tensor or dataType is null");
         return ACLNN_ERR_PARAM_NULLPTR;
     }
-    if (!nnplug::tensor_is_live(tensor)) {
+    const nnplug::TensorHold hold(&tensor, 1);
+    if (!hold.held(0)) {
         nnplug::set_last_error("aclGetDataType: tensor is not a live tensor (destroyed already?)");
         return ACLNN_ERR_PARAM_INVALID;
     }

@@ -39,6 +39,27 @@ int32_t enum_bits(const Enum& value) {
 // before reading a tensor, so a destroyed one is reported instead of read.
 bool tensor_is_live(const aclTensor* tensor);
 
+// Keeps a call's live tensors from being freed while the call reads them: an
+// aclDestroyTensor racing the call drops the user's reference at once (the tensor stops
+// being live) and the memory is freed when the last hold ends. Tensors that were not live
+// when the hold began are not held; held(i) tells which.
+class TensorHold {
+public:
+    TensorHold(const aclTensor* const* tensors, size_t count);
+    ~TensorHold();
+    TensorHold(const TensorHold&) = delete;
+    TensorHold& operator=(const TensorHold&) = delete;
+
+    bool held(size_t index) const { return held_[index]; }
+
+    static constexpr size_t kMaxTensors = 16;
+
+private:
+    const aclTensor* tensors_[kMaxTensors] = {};
+    bool held_[kMaxTensors] = {};
+    size_t count_ = 0;
+};
+
 // "[4,5]"; "[]" for a 0-d tensor.
 std::string shape_string(const std::vector<int64_t>& dims);
 // "float32", "int32", ...

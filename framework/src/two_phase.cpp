@@ -9,6 +9,7 @@
 
 #include "op_planner.h"
 #include "runtime.h"
+#include "tensor.h"
 
 namespace nnplug {
 namespace {
@@ -213,43 +214,57 @@ aclnnStatus launch_routed(Runtime& runtime, const char* api, aclOpExecutor& exec
     return status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
 }
 
+// The checks of a claimed executor before it runs; its fields stay valid while claimed.
+aclnnStatus check_run_arguments(Runtime& runtime, const char* api, void* workspace, uint64_t workspace_size,
+                                const aclOpExecutor& executor) {
+    if (workspace_size < executor.workspace_bytes) {
+        set_last_error("{}: workspaceSize {} is smaller than the {} bytes the first phase asked for", api,
+                       workspace_size, executor.workspace_bytes);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (workspace == nullptr && executor.workspace_bytes > 0) {
+        set_last_error("{}: workspace is null but {} bytes were asked for", api, executor.workspace_bytes);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (executor.workspace_bytes > 0 && !runtime.check_on_current_device(api, "workspace", workspace))
+        return ACLNN_ERR_PARAM_INVALID;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus launch_claimed(Runtime& runtime, const char* api, void* workspace, uint64_t workspace_size,
+                           aclOpExecutor* executor, void* resolved) {
+    if (executor->empty_reduction_slot >= 0) return write_empty_reduction(runtime, *executor, resolved);
+    if (executor->nothing_to_run) return ACLNN_SUCCESS;  // an empty self: nothing to write
+    if (executor->routed != nullptr)
+        return launch_routed(runtime, api, *executor, workspace, workspace_size, resolved);
+    const nnplug_status status = executor->op->launch(runtime.context(), executor->plan, &executor->desc,
+                                                      workspace, workspace_size, resolved);
+    if (status == NNPLUG_OK) return ACLNN_SUCCESS;
+    runtime.fail_from_backend(api, status);
+    // A bad handle here is a stream another thread destroyed after it was resolved.
+    return status == NNPLUG_ERR_INVALID_ARGUMENT || status == NNPLUG_ERR_BAD_HANDLE ? ACLNN_ERR_PARAM_INVALID
+                                                                                    : ACLNN_ERR_RUNTIME_ERROR;
+}
+
 aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                          aclrtStream stream) {
     RuntimeLease runtime(api);
     if (!runtime) return ACLNN_ERR_RUNTIME_ERROR;
-    if (const aclnnStatus status = runtime->check_runnable(api, executor)) return status;
-    if (workspace_size < executor->workspace_bytes) {
-        set_last_error("{}: workspaceSize {} is smaller than the {} bytes the first phase asked for", api,
-                       workspace_size, executor->workspace_bytes);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (workspace == nullptr && executor->workspace_bytes > 0) {
-        set_last_error("{}: workspace is null but {} bytes were asked for", api, executor->workspace_bytes);
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    if (executor->workspace_bytes > 0 && !runtime->check_on_current_device(api, "workspace", workspace))
-        return ACLNN_ERR_PARAM_INVALID;
+    // Claimed at once, so that an aclDestroyAclOpExecutor racing this call cannot free it.
+    if (const aclnnStatus status = runtime->claim(api, executor)) return status;
+    bool ran = false;
+    struct Finish {
+        Runtime& runtime;
+        aclOpExecutor* executor;
+        const bool& ran;
+        ~Finish() { runtime.finish_run(executor, ran); }
+    } finish{*runtime, executor, ran};
+    if (const aclnnStatus status = check_run_arguments(*runtime, api, workspace, workspace_size, *executor))
+        return status;
     void* resolved = runtime->resolve_stream(api, stream);
     if (resolved == nullptr) return ACLNN_ERR_PARAM_INVALID;
-    if (const aclnnStatus status = runtime->claim(api, executor)) return status;
-    aclnnStatus result = ACLNN_SUCCESS;
-    if (executor->empty_reduction_slot >= 0) {
-        result = write_empty_reduction(*runtime, *executor, resolved);
-    } else if (executor->nothing_to_run) {
-        // an empty self: nothing to write
-    } else if (executor->routed != nullptr) {
-        result = launch_routed(*runtime, api, *executor, workspace, workspace_size, resolved);
-    } else {
-        const nnplug_status status = executor->op->launch(runtime->context(), executor->plan, &executor->desc,
-                                                          workspace, workspace_size, resolved);
-        if (status != NNPLUG_OK) {
-            runtime->fail_from_backend(api, status);
-            result =
-                status == NNPLUG_ERR_INVALID_ARGUMENT ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_RUNTIME_ERROR;
-        }
-    }
-    runtime->finish_run(executor);
-    return result;
+    ran = true;
+    return launch_claimed(*runtime, api, workspace, workspace_size, executor, resolved);
 }
 
 }  // namespace
@@ -265,18 +280,29 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
                            workspace_size == nullptr ? "workspaceSize" : "executor");
             return ACLNN_ERR_PARAM_NULLPTR;
         }
-        if (tensors.size() != schema.operands.size() || attrs.size() != schema.attrs.size()) {
+        if (tensors.size() != schema.operands.size() || attrs.size() != schema.attrs.size() ||
+            tensors.size() > TensorHold::kMaxTensors) {
             set_last_error(
                 "{}: internal error: the entry point passes {} tensors and {} attributes, its schema "
                 "has {} and {}",
                 schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
             return ACLNN_ERR_INNER;
         }
+        // The call's tensors stay allocated until it returns, whatever other threads destroy.
+        // One that was not live at the start is replaced by a tensor that never is, so the
+        // planner reports it by name and never reads it, even if its address is reused.
+        static const aclTensor kNeverLive{};
+        const TensorHold hold(tensors.begin(), tensors.size());
+        const aclTensor* held[TensorHold::kMaxTensors];
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            const aclTensor* given = tensors.begin()[i];
+            held[i] = given == nullptr || hold.held(i) ? given : &kNeverLive;
+        }
         // The dtype and SoC rules are those of the backend the op is routed to.
         const Candidate backend = candidate_of(*runtime, runtime->routing().target(schema.kind));
-        const DeviceTraits device{backend.plugin->soc_name(backend.context),
+        const DeviceTraits device{soc_name_of(*backend.plugin, backend.context),
                                   backend.plugin->dtype_mask(backend.context)};
-        const OpCall call{tensors.begin(), attrs.begin()};
+        const OpCall call{held, attrs.begin()};
         nnplug_op_desc desc;
         bool empty_self = false;
         if (const aclnnStatus status = plan_op(schema, call, device, desc, empty_self)) return status;

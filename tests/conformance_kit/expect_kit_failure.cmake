@@ -1,7 +1,8 @@
 # Script mode: runs `PROGRAM conformance --plugin PLUGIN [EXTRA]` and requires an exit code
 # matching EXIT_CODE (default 1: a failed case, not a kit that could not run; CMake gives a
 # death by signal as text, e.g. "Subprocess aborted") and a line matching EXPECTED, which names
-# the case.
+# the case. FORBIDDEN_LINE_START, when given, must start no line of the output (plugin
+# text cannot pass for the kit's own), and a failed run (exit code 1) prints its summary.
 if(NOT DEFINED EXIT_CODE)
   set(EXIT_CODE 1)
 endif()
@@ -18,3 +19,12 @@ if(line STREQUAL "")
   message(FATAL_ERROR "no line matching '${EXPECTED}' in:\n${output}")
 endif()
 message(STATUS "caught: ${line}")
+if(DEFINED FORBIDDEN_LINE_START)
+  string(FIND "\n${output}" "\n${FORBIDDEN_LINE_START}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "a line starts with '${FORBIDDEN_LINE_START}':\n${output}")
+  endif()
+endif()
+if(summary STREQUAL "" AND EXIT_CODE STREQUAL "1")
+  message(FATAL_ERROR "no summary line in:\n${output}")
+endif()

@@ -99,6 +99,39 @@ TEST_F(Misuse, OutOfRangeEnumArgumentsAreRefused) {
     EXPECT_EQ(aclrtFree(pointer), ACL_SUCCESS);
 }
 
+// Device memory is host memory on cpu_tbb, so only its block list stops a memset or copy
+// from running into the neighbouring blocks: every backend refuses it, nothing is written.
+TEST_F(Misuse, MemsetOrCopyPastAnAllocationIsRefusedAndNothingWritten) {
+    void* block = nullptr;
+    void* neighbour = nullptr;
+    ASSERT_EQ(aclrtMalloc(&block, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&neighbour, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemset(neighbour, 64, 0x5a, 64), ACL_SUCCESS);
+    std::vector<uint8_t> host(4096, 0x11);
+
+    EXPECT_EQ(aclrtMemset(block, 4096, 0, 4096), ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemset") == 0) << aclGetRecentErrMsg();
+    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 32, 64, 0, 33), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(block, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemcpy: dst ") == 0) << aclGetRecentErrMsg();
+    EXPECT_EQ(aclrtMemcpy(host.data(), 4096, block, 4096, ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemcpy: src ") == 0) << aclGetRecentErrMsg();
+    EXPECT_EQ(aclrtMemcpy(neighbour, 128, block, 128, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpyAsync(block, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, nullptr),
+              ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemset(host.data(), 64, 0, 64), ACL_ERROR_INVALID_PARAM) << "not an aclrtMalloc block";
+    EXPECT_EQ(host, std::vector<uint8_t>(4096, 0x11));
+
+    // What fits is done; the neighbour was never touched.
+    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 32, 32, 0, 32), ACL_SUCCESS) << aclGetRecentErrMsg();
+    EXPECT_EQ(aclrtMemcpy(host.data(), 64, neighbour, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(std::vector<uint8_t>(host.begin(), host.begin() + 64), std::vector<uint8_t>(64, 0x5a));
+    EXPECT_EQ(aclrtFree(block), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(neighbour), ACL_SUCCESS);
+}
+
 TEST_F(Misuse, DestroyedTensorIsReportedNotRead) {
     const std::vector<int64_t> shape = {3, 5};
     DeviceTensor grad(ramp(15, 1.0f, 0.0f), shape), self(ramp(15, 0.1f, 0.01f), shape),

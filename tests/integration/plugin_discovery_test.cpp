@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <thread>
 
 #include "acl_test_support.h"
 
@@ -212,6 +215,31 @@ TEST(PluginTableOptional, APluginWithoutADescriptionLoads) {
     EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
 }
 
+// soc_name() returning null is replaced by "unknown", never passed on to a printf or a
+// compare (aclrtGetSocName, the log line, the SoC rules of every first phase).
+TEST(PluginDiscovery, ANullSocNameIsShownAsUnknown) {
+    ScopedEnvironment path("NNPLUG_PLUGIN_PATH", NNPLUG_FAKE_PLUGIN_DIR);
+    ScopedEnvironment level("NNPLUG_LOG_LEVEL", "info");  // the line that names the SoC
+    TempFolder folder;
+    ASSERT_EQ(init_with(folder, "backend: null_soc_name\n"), ACL_SUCCESS) << message();
+    ASSERT_NE(aclrtGetSocName(), nullptr);
+    EXPECT_STREQ(aclrtGetSocName(), "unknown");
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+}
+
+// docs/plugin-abi.md's limit for names, 255 bytes, is the one enforced, also where the
+// name ends at the last byte of readable memory.
+TEST(PluginDiscovery, ANameOf255BytesLoadsAndOf256IsRefused) {
+    TempFolder folder;
+    const std::string fakes = NNPLUG_FAKE_PLUGIN_DIR;
+    ASSERT_EQ(init_with(folder, "backend: " + fakes + "/libnnplug_name_255.so\n"), ACL_SUCCESS) << message();
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+    ASSERT_EQ(init_with(folder, "backend: " + fakes + "/libnnplug_name_256.so\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("a 'name' that is not a NUL-terminated string of at most 255 bytes"),
+              std::string::npos)
+        << message();
+}
+
 void set_mode(const fs::path& path, mode_t mode) {
     ASSERT_EQ(chmod(path.c_str(), mode), 0) << path;
 }
@@ -298,7 +326,7 @@ TEST_F(PluginTrust, AFolderAboveWritableByOthersIsRefusedUnlessSticky) {
     set_mode(root_.path(), 0777);
     ASSERT_EQ(init(), ACL_ERROR_FAILURE);
     EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
-                             "' above it is writable by others without the sticky bit (mode 0777)"),
+                             "' above it is writable by group or others without the sticky bit (mode 0777)"),
               std::string::npos)
         << message();
     EXPECT_FALSE(constructor_ran());
@@ -306,6 +334,74 @@ TEST_F(PluginTrust, AFolderAboveWritableByOthersIsRefusedUnlessSticky) {
     set_mode(root_.path(), 01777);
     ASSERT_EQ(init(), ACL_SUCCESS) << message();
     EXPECT_TRUE(constructor_ran());
+}
+
+// As ssh's StrictModes: a group that may write a folder above the plugin's could rename
+// the plugin's folder away and put its own in place.
+TEST_F(PluginTrust, AFolderAboveWritableByGroupIsRefusedUnlessSticky) {
+    set_mode(root_.path(), 0775);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
+                             "' above it is writable by group or others without the sticky bit (mode 0775)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+    set_mode(root_.path(), 01775);
+    ASSERT_EQ(init(), ACL_SUCCESS) << message();
+    EXPECT_TRUE(constructor_ran());
+}
+
+TEST_F(PluginTrust, AFolderAboveOwnedByAnotherUserIsRefused) {
+    if (geteuid() != 0) GTEST_SKIP() << "changing a folder's owner needs root";
+    ASSERT_EQ(chown(root_.path().c_str(), 65534, 65534), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "the folder '" + fs::canonical(root_.path()).string() +
+                             "' above it is owned by uid 65534, neither root nor the current user (uid 0)"),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
+    ASSERT_EQ(chown(root_.path().c_str(), 0, 0), 0);
+}
+
+TEST_F(PluginTrust, AFifoInPlaceOfThePluginIsRefusedWithoutHanging) {
+    fs::remove(plugin_);
+    ASSERT_EQ(mkfifo(plugin_.c_str(), 0644), 0);
+    ASSERT_EQ(init(), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(refused() + "it is not a regular file"), std::string::npos) << message();
+}
+
+// The file is opened once and every check is made on that descriptor: a refused library
+// renamed over the trusted one at any moment is either not loaded or loaded only if it
+// was already in place when the file was opened, and then refused by its mode.
+TEST_F(PluginTrust, ALibrarySwappedInAfterTheChecksNeverRuns) {
+    const fs::path trusted = plugins_ / "trusted.so", refused_copy = plugins_ / "refused.so";
+    std::atomic<bool> stop{false};
+    std::thread swapper([&] {
+        for (unsigned round = 0; !stop.load(); ++round) {
+            const fs::path& from = round % 2 == 0 ? refused_copy : trusted;
+            fs::copy_file(round % 2 == 0 ? fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker_swapped.so"
+                                         : fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker.so",
+                          from, fs::copy_options::overwrite_existing);
+            chmod(from.c_str(), round % 2 == 0 ? 0666 : 0755);
+            fs::rename(from, plugin_);
+        }
+    });
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    int loaded = 0, refusals = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        if (init() == ACL_SUCCESS) {
+            ++loaded;
+            ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+            initialized_ = false;
+        } else {
+            ++refusals;
+        }
+    }
+    stop = true;
+    swapper.join();
+    EXPECT_FALSE(fs::exists(marker_.string() + ".swapped"))
+        << "a refused library ran; " << loaded << " loads, " << refusals << " refusals";
+    EXPECT_GT(loaded + refusals, 0);
 }
 
 TEST_F(PluginTrust, ASymlinkOutOfItsFolderIsRefused) {

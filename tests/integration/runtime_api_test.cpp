@@ -20,6 +20,18 @@ TEST(RuntimeLifecycle, CallsBeforeInitAreRefused) {
     EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
 }
 
+// A config value holding a newline and an escape sequence comes back in the message with
+// those bytes as \xNN: one line, no terminal control.
+TEST(RuntimeLifecycle, ControlBytesFromAConfigAreEscapedInTheMessage) {
+    nnplug::test::TempFolder folder;
+    const auto config = folder.write("config.yaml", "log_level: \"de\\e[2J\\nbug\"\n");
+    EXPECT_EQ(aclInit(config.c_str()), ACL_ERROR_PARSE_FILE);
+    const std::string message = aclGetRecentErrMsg();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+    EXPECT_NE(message.find("has value 'de\\x1b[2J\\x0abug'"), std::string::npos) << message;
+}
+
 TEST(RuntimeLifecycle, SecondInitIsRepeatInitialize) {
     ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << message();
     EXPECT_EQ(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE);

@@ -3,6 +3,7 @@
 
 #include <acl/acl_base.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -106,6 +107,73 @@ TEST(RuntimeConfig, AKeyTwiceOrAnEmptyBackendIsRefused) {
     EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-no-backend.yaml", "backend: !!str\n"),
                                              config, error));
     EXPECT_NE(error.message.find(":1:10: key 'backend' names no backend"), std::string::npos)
+        << error.message;
+}
+
+// A FIFO would block the read forever, a device never end; both are refused after one open,
+// by fstat on that descriptor.
+TEST(RuntimeConfig, AFifoOrADeviceIsRefusedWithoutBlocking) {
+    const auto fifo = std::filesystem::temp_directory_path() / "nnplug-config-fifo.yaml";
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::filesystem::path& path : {fifo, std::filesystem::path("/dev/zero")}) {
+        nnplug::RuntimeConfig config;
+        nnplug::ConfigError error;
+        EXPECT_FALSE(nnplug::load_runtime_config(path, config, error));
+        EXPECT_EQ(error.code, ACL_ERROR_INVALID_FILE);
+        EXPECT_NE(error.message.find("'" + path.string() + "' is not a regular file"), std::string::npos)
+            << error.message;
+    }
+    std::filesystem::remove(fifo);
+}
+
+TEST(RuntimeConfig, AFileOverTheSizeLimitIsRefusedAndOneAtItIsRead) {
+    const std::string line = "# a comment line of padding\n";
+    std::string text = "backend: atlas_emu\n";
+    while (text.size() + line.size() <= nnplug::kMaxConfigBytes) text += line;
+    text.append(nnplug::kMaxConfigBytes - text.size(), '#');
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    ASSERT_TRUE(nnplug::load_runtime_config(write("nnplug-config-at-limit.yaml", text), config, error))
+        << error.message;
+    EXPECT_EQ(config.backend, "atlas_emu");
+    EXPECT_FALSE(
+        nnplug::load_runtime_config(write("nnplug-config-over-limit.yaml", text + "#"), config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_INVALID_FILE);
+    EXPECT_NE(error.message.find("is 1048577 bytes; a config is at most 1048576"), std::string::npos)
+        << error.message;
+}
+
+TEST(RuntimeConfig, ASecondDocumentIsRefusedNotIgnored) {
+    const auto file = write("nnplug-config-two-docs.yaml", "backend: cpu_tbb\n---\nbackend: atlas_emu\n");
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(file, config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(error.message.find(file.string() + ":3:1: a second YAML document"), std::string::npos)
+        << error.message;
+    ASSERT_TRUE(nnplug::load_runtime_config(write("nnplug-config-one-doc.yaml", "---\nbackend: atlas_emu\n"),
+                                            config, error))
+        << error.message;
+    EXPECT_EQ(config.backend, "atlas_emu");
+}
+
+TEST(RuntimeConfig, AMisspeltBackendSectionIsRefusedWithTheClosestName) {
+    const auto file =
+        write("nnplug-config-misspelt-section.yaml", "backends:\n  cpu_tbbb:\n    threads: 2\n");
+    nnplug::RuntimeConfig config;
+    nnplug::ConfigError error;
+    EXPECT_FALSE(nnplug::load_runtime_config(file, config, error));
+    EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(error.message.find(file.string() + ":2:3: key 'backends.cpu_tbbb' names no backend"),
+              std::string::npos)
+        << error.message;
+    EXPECT_NE(error.message.find("(did you mean 'cpu_tbb'?)"), std::string::npos) << error.message;
+    // A section for the backend the file selects by path is known by its file's name.
+    EXPECT_TRUE(nnplug::load_runtime_config(
+        write("nnplug-config-path-section.yaml",
+              "backend: /opt/p/libnnplug_mine.so\nbackends:\n  mine:\n    x: 1\n  atlas_emu: {}\n"),
+        config, error))
         << error.message;
 }
 

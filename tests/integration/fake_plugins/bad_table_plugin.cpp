@@ -33,6 +33,9 @@ enum class Defect {
     bad_memory_kind,         // device.memory_kind 7
     control_in_description,  // a newline in the description
     null_description,        // optional: loads
+    null_soc_name,           // soc_name() returns null: loads, its SoC shown as "unknown"
+    name_255,                // a name of 255 bytes, the limit, ending at an unreadable page: loads
+    name_256,                // one byte more, likewise placed: refused
 };
 
 constexpr Defect kDefect = Defect::NNPLUG_FAKE_DEFECT;
@@ -56,6 +59,25 @@ const char* unterminated() {
     for (char* at = end - 16; at < end; ++at) *at = 'x';
     mprotect(end, static_cast<size_t>(page), PROT_NONE);
     return end - 16;
+}
+
+// `length` bytes of 'x' and their NUL as the last bytes of a readable page, the next page
+// unreadable: a check that reads one byte too far faults, one that stops one byte short refuses.
+const char* at_page_end(size_t length) {
+    const long page = sysconf(_SC_PAGESIZE);
+    void* pages = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED) return "";
+    char* end = static_cast<char*>(pages) + page;
+    char* start = end - length - 1;
+    for (char* at = start; at < end - 1; ++at) *at = 'x';
+    end[-1] = '\0';
+    mprotect(end, static_cast<size_t>(page), PROT_NONE);
+    return start;
+}
+
+const char* null_soc(void*) {
+    return nullptr;
 }
 
 nnplug_op_i op_with(int32_t kind, const char* name) {
@@ -99,6 +121,9 @@ nnplug_plugin broken() {
         case Defect::bad_memory_kind: table.device = &kStrangeDevice; break;
         case Defect::control_in_description: table.description = "first line\nsecond line"; break;
         case Defect::null_description: table.description = nullptr; break;
+        case Defect::null_soc_name: table.soc_name = null_soc; break;
+        case Defect::name_255: table.name = at_page_end(255); break;
+        case Defect::name_256: table.name = at_page_end(256); break;
     }
     // clang-format on
     return table;

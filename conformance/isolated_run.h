@@ -1,0 +1,38 @@
+// Runs part of the kit in a child process under a watchdog, so that the plugin it judges
+// cannot hang, crash or end the kit: the child's death, exit or silence becomes a failure
+// of the case it was running, and the kit goes on.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace nnplug::conformance {
+
+// How a child ended, with what it left: the records it wrote (Report lines, one per line)
+// and everything it printed to stdout and stderr (the plugin's own output).
+struct ChildOutcome {
+    enum class End { kFinished, kCrashed, kExited, kHung, kNotStarted };
+    End end = End::kNotStarted;
+    int code = 0;  // kFinished, kExited: the exit status; kCrashed: the signal
+    std::string records;
+    std::string output;
+    // The case running when the child ended (running() in kit_internal.h); empty before the first.
+    std::string group, op, name;
+    std::string error;  // kNotStarted: why
+};
+
+// Forks; the child runs body(records_fd) with stdout and stderr captured, writes a mark of
+// completion after it returns and exits with its result. The parent waits and stops the
+// child (SIGKILL) when no new case has started for case_timeout seconds. The caller must
+// not have started threads the child would need (aclInit comes in the child).
+ChildOutcome run_isolated(const std::function<int(int records_fd)>& body, double case_timeout);
+
+// "the plugin crashed (signal 11, Segmentation fault) ..." and so on: why a child that did
+// not finish ended, for its case's failure line.
+std::string describe_end(const ChildOutcome& outcome, double case_timeout);
+
+// text with every byte outside printable ASCII written as \xNN, so that
+// nothing a plugin says can start a line, move the cursor or pass for the kit's own output.
+std::string escaped(const std::string& text);
+
+}  // namespace nnplug::conformance

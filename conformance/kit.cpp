@@ -396,11 +396,12 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     };
     for (const auto& [group, run] : per_op) {
         if (!wanted(group)) continue;
+        const bool random = std::string(group) == kGroupRandom;
         for (const OpUnderTest* op : ops)
-            run_in_child(isolation, kit, group, op->api,
-                         [&, run = run](KitContext& child) { run(child, *op); });
-        if (std::string(group) == kGroupRandom)
-            for (const OpUnderTest* op : ops) run_large_offset_case(kit, *op);
+            run_in_child(isolation, kit, group, op->api, [&, run = run](KitContext& child) {
+                run(child, *op);
+                if (random) run_large_offset_case(child, *op);
+            });
         if (std::string(group) == kGroupRandom)
             print({kGroupRandom, kGroupUntouched, kGroupRepeat});
         else

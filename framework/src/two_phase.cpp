@@ -4,6 +4,7 @@
 #include <nnplug/plugin_support.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -64,7 +65,12 @@ aclnnStatus write_empty_reduction(Runtime& runtime, const aclOpExecutor& executo
     const void* source = empty_reduction_bits(sdk::reduction(executor.desc), out.dtype);
     const nnplug_device_i& device = runtime.device_table();
     nnplug_status status;
-    if (device.memcpy_async != nullptr) {
+    if (device.memory_kind == NNPLUG_MEMORY_HOST) {
+        // A tensor of a host-memory device may lie anywhere in host memory, not only in the
+        // aclrtMalloc blocks its copies are checked against: the runtime writes it itself.
+        status = device.stream_synchronize(runtime.context(), stream);
+        if (status == NNPLUG_OK) std::memcpy(destination, source, bytes);
+    } else if (device.memcpy_async != nullptr) {
         status = device.memcpy_async(runtime.context(), destination, source, bytes,
                                      NNPLUG_MEMCPY_HOST_TO_DEVICE, stream);
     } else {

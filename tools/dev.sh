@@ -24,8 +24,9 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   pybind11-dev python3-dev python3-torch python3-pytest python3-yaml
 )
-# Only for the comparison columns of the perf command (PyTorch 1.13).
-PERF_PACKAGES=(python3-torch libtorch-dev)
+# Only for the C++ PyTorch column of the perf command's comparison (python3-torch is above:
+# the Python package's tests need it).
+PERF_PACKAGES=(libtorch-dev)
 
 . tools/debian_packages.sh
 

@@ -100,6 +100,10 @@ void note_case(const char* group, const char* op, const std::string& name) {
     g_progress->cases.fetch_add(1);
 }
 
+void running(const char* group, const char* op, const std::string& name) {
+    note_case(group, op, name);
+}
+
 ChildOutcome run_isolated(const std::function<int(int)>& body, double case_timeout) {
     ChildOutcome outcome;
     void* shared = mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -306,10 +306,6 @@ int check_names(const KitOptions& options, std::ostream& out) {
 
 }  // namespace
 
-void running(const char* group, const char* op, const std::string& name) {
-    note_case(group, op, name);
-}
-
 std::string default_data_dir() {
     std::error_code failure;
     const fs::path program = fs::read_symlink("/proc/self/exe", failure);

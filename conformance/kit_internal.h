@@ -112,10 +112,10 @@ void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_refusal_group(KitContext& kit, const OpUnderTest& op);  // an operand in host memory
 void run_memory_group(KitContext& kit);                          // the device memory rules
 
-// Records the case about to run, so that a crash inside the plugin is reported with its
-// group, op and case (kit.cpp's signal handler prints it) instead of leaving no trace.
+// Records the case about to run (isolated_run.cpp), so that a crash, exit or hang inside
+// the plugin is reported with its group, op and case instead of leaving no trace: the
+// watchdog of the child process running the case reads it.
 void running(const char* group, const char* op, const std::string& name);
-// The same, for the watchdog of the child process running the case (isolated_run.cpp).
 void note_case(const char* group, const char* op, const std::string& name);
 
 // Group names, in the order the report prints them.

@@ -39,14 +39,18 @@ build() {
 # with the sanitizers at -O2) without the benchmarks; the ThreadSanitizer build compiles only
 # what the concurrency tests need. Their runs leave out what cannot run sanitized or gains
 # nothing from it: valgrind, the timing guards, the outside projects built against an
-# install (not built with the sanitizer runtime), the MPI runs (Open MPI's own allocations
+# install and the Python package's tests (neither they nor python3 carry the sanitizer
+# runtime), the MPI runs (Open MPI's own allocations
 # outlive MPI_Finalize), the kit's runs on deliberately broken plugins (they test the kit,
 # and crash on purpose), and, by GoogleTest pattern, the exhaustive sweeps of the SIMD math
 # (every float of a range, minutes each at -O0; a slice of each still runs in the other
 # tests) and the statistical tests of the epoch order (millions of draws of plain integer
 # arithmetic, minutes at -O0, nothing a sanitizer would find that the other order tests miss).
 # allocator_may_return_null: the tests of sizes too large to allocate expect a clean failure.
-SANITIZER_SKIPPED_TESTS="install|valgrind|TrainMpi|conformance_kit[.](catches|partial_plugin)"
+# A suite that fails runs once more (--repeat until-pass:2): LeakSanitizer's tracer at exit
+# sometimes crashes on a loaded machine ("Tracer caught signal 11", about 1 run in 7 of
+# RuntimeCalls here) after every test passed; a real report comes back on the second run.
+SANITIZER_SKIPPED_TESTS="install|valgrind|TrainMpi|conformance_kit[.](catches|partial_plugin)|python"
 SANITIZER_SKIPPED_CASES="*WithinTwoUlpOnEveryTarget*:*AccurateAcrossTheWholeRangeOfSelf*:*WithinFewUlpOfLibm*"
 SANITIZER_SKIPPED_CASES+=":*LeavesOnePlusItAsLibmDoes*:*ExpIsWithinOneUlpOverADenseSweep*"
 SANITIZER_SKIPPED_CASES+=":TrainRandom.EpochOrderPutsEveryRowEverywhereEquallyOften"
@@ -57,7 +61,7 @@ sanitize() {
     -DNNPLUG_GTEST_EXCLUDE="$SANITIZER_SKIPPED_CASES"
   cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
   ASAN_OPTIONS=allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" \
+    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" --repeat until-pass:2 \
     -L "unit|conformance|integration|concurrency" -E "$SANITIZER_SKIPPED_TESTS"
   cmake -S . -B "$BUILD_DIR-tsan" "${configure[@]}" -DNNPLUG_SANITIZE=thread
   cmake --build "$BUILD_DIR-tsan" -j "$(nproc)" --target concurrency_test

@@ -1,11 +1,14 @@
 // `nnplug info`: the config in effect, the plugin search path, every plugin found there (or
-// refused, with the reason) and the backend each op's calls go to.
+// refused, with the reason) and the backend each op's calls go to; with --ops, every op's
+// rules as libnnplug publishes them (nnplug/op_schema.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nnplug/inventory.h>
+#include <nnplug/op_schema.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "command.h"
 
@@ -48,6 +51,80 @@ int print_inventory(const std::string& config) {
     return inventory.config_error.empty() ? 0 : 1;
 }
 
+const char* shape_text(nnplug_shape_rule rule, nnplug_reduced_shape reduced) {
+    switch (rule) {
+        case NNPLUG_SHAPE_ITERATION:
+            return "defines the iteration space";
+        case NNPLUG_SHAPE_EQUALS_ITERATION:
+            return "the iteration space's shape";
+        case NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY:
+            return "the iteration space's shape, checked even when empty";
+        case NNPLUG_SHAPE_BROADCASTS_TO:
+            return "broadcasts to self's shape";
+        case NNPLUG_SHAPE_BROADCASTS_MUTUALLY:
+            return "broadcasts with self to a common shape";
+        case NNPLUG_SHAPE_ITERATION_OR_REDUCED:
+            return reduced == NNPLUG_REDUCED_SCALAR
+                       ? "the iteration space's shape, or [] when reduced"
+                       : "the iteration space's shape, or [] or [1] when reduced";
+    }
+    return "?";
+}
+
+const char* check_text(nnplug_check check) {
+    switch (check) {
+        case NNPLUG_CHECK_NULL:
+            return "null";
+        case NNPLUG_CHECK_RANK:
+            return "rank";
+        case NNPLUG_CHECK_DTYPE:
+            return "dtype";
+        case NNPLUG_CHECK_FORMAT:
+            return "format";
+        case NNPLUG_CHECK_SHAPE:
+            return "shape";
+        case NNPLUG_CHECK_ATTRS:
+            return "attributes";
+        case NNPLUG_CHECK_PROMOTION:
+            return "promotion";
+    }
+    return "?";
+}
+
+void print_operand(const nnplug_op_schema& op, size_t slot) {
+    const nnplug_operand_schema& operand = op.operands[slot];
+    std::string rules = shape_text(operand.shape, op.reduced_shape);
+    if (operand.optional) rules += ", optional";
+    if (operand.same_format) rules += ", self's format";
+    if (operand.promotes) rules += ", promotes";
+    if (operand.dtype_of >= 0) rules += fmt::format(", dtype of {}", op.operands[operand.dtype_of].name);
+    fmt::print("    {} {:<18} {:<7} {}\n", slot, operand.name, operand.output ? "output" : "input", rules);
+}
+
+// Every op's published schema: its operands in slot order, attributes, check order and
+// reduction rules.
+int print_op_schemas() {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema& op = *nnplug_op_schema_at(i);
+        fmt::print("{} (op kind {})\n  operands:\n", op.api, static_cast<int>(op.kind));
+        for (size_t slot = 0; slot < op.operand_count; ++slot) print_operand(op, slot);
+        fmt::print("  attributes:\n");
+        for (size_t a = 0; a < op.attr_count; ++a)
+            fmt::print("    {:<20} {} to {}: {}\n", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max,
+                       op.attrs[a].range);
+        std::vector<const char*> checks;
+        for (size_t c = 0; c < op.check_count; ++c) checks.push_back(check_text(op.checks[c]));
+        fmt::print("  checks: {}{}\n", fmt::join(checks, ", "),
+                   op.has_extra_check ? ", then an op-specific rule" : "");
+        fmt::print("  empty input: {}; mean over {}\n",
+                   op.empty_reduction_written ? "a reduced output is written (mean NaN, sum 0)"
+                                              : "nothing is written",
+                   op.mean_count == NNPLUG_MEAN_OVER_SELF ? "self's elements" : "the iteration space");
+    }
+    fmt::print("{} op(s)\n", nnplug_op_schema_count());
+    return 0;
+}
+
 }  // namespace
 
 Command info_command(CLI::App& app) {
@@ -60,7 +137,10 @@ Command info_command(CLI::App& app) {
         "after "
         "the same trust checks. Exits 1 when the config cannot be used.");
     sub->add_option("-c,--config", *config, "the config file aclInit would be given");
-    return {sub, [config] { return print_inventory(*config); }};
+    auto ops = std::make_shared<bool>(false);
+    sub->add_flag("--ops", *ops,
+                  "instead, list every op's operands, attributes and checks as libnnplug publishes them");
+    return {sub, [config, ops] { return *ops ? print_op_schemas() : print_inventory(*config); }};
 }
 
 }  // namespace nnplug::cli

@@ -93,4 +93,15 @@ struct OpSchema {
     int attr_index(nnplug_attr_key) const;  // -1 when the op has no such attribute
 };
 
+// Publishes a schema through nnplug/op_schema.h (op_schema_published.cpp). Each op file
+// registers the schemas it defines, after them, as a namespace-scope object, so the
+// published list is the runtime's own schemas and names no op.
+class SchemaRegistration {
+public:
+    explicit SchemaRegistration(const OpSchema& schema);
+};
+
+// Every registered schema, in registration order.
+const std::vector<const OpSchema*>& registered_schemas();
+
 }  // namespace nnplug

@@ -45,6 +45,8 @@ const OpSchema kBackward = {
     kCheckOrder,
 };
 
+const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaRegistration{kBackward}};
+
 }  // namespace
 }  // namespace nnplug
 

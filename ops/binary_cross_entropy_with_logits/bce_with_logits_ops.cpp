@@ -65,6 +65,9 @@ const OpSchema kTargetBackward =
     backward_schema(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD,
                     "aclnnBinaryCrossEntropyWithLogitsTargetBackward", "gradTarget");
 
+const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaRegistration{kBackward},
+                                         SchemaRegistration{kTargetBackward}};
+
 }  // namespace
 }  // namespace nnplug
 

@@ -60,6 +60,8 @@ OpSchema backward_schema() {
 const OpSchema kForward = forward_schema();
 const OpSchema kBackward = backward_schema();
 
+const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaRegistration{kBackward}};
+
 }  // namespace
 }  // namespace nnplug
 

@@ -1,11 +1,17 @@
 // An outside program built against the installed package: it must find the installed
-// plugins and default config by itself.
+// plugins and default config by itself, and the published op schemas.
 #include <acl/acl.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <nnplug/op_schema.h>
 
 #include <cstdio>
 
 int main() {
+    if (nnplug_op_schema_count() != NNPLUG_OP_KIND_COUNT) {
+        std::printf("consumer: %zu op schemas published for %d op kinds\n", nnplug_op_schema_count(),
+                    NNPLUG_OP_KIND_COUNT);
+        return 1;
+    }
     if (aclInit(nullptr) != ACL_SUCCESS) {
         std::printf("consumer: aclInit failed: %s\n", aclGetRecentErrMsg());
         return 1;

@@ -1,0 +1,109 @@
+/*
+ * Every op's rules as libnnplug applies them, published read-only as plain C data: its
+ * operands in slot order (nnplug/op_slots.h) with their shape, format, promotion and dtype
+ * rules, its attributes with their ranges, the order of its first-phase checks and its
+ * reduced-output rules. Generated at run time from the schemas the runtime itself checks
+ * calls against, so a tool that reads them sees exactly what the runtime enforces.
+ *
+ *   for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+ *       const nnplug_op_schema* op = nnplug_op_schema_at(i);  // ordered by op kind
+ *       ...
+ *   }
+ *
+ * The data lives as long as libnnplug is loaded; nothing needs aclInit. Enum values are
+ * appended, never renumbered.
+ */
+#ifndef NNPLUG_OP_SCHEMA_H
+#define NNPLUG_OP_SCHEMA_H
+
+#include <nnplug/op_slots.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How an operand's shape relates to the iteration space. Without
+ * NNPLUG_SHAPE_BROADCASTS_MUTUALLY operands the iteration space is self's shape; with
+ * them it is the shape self and they broadcast to together (NumPy's two-way rules). */
+typedef enum nnplug_shape_rule {
+    NNPLUG_SHAPE_ITERATION = 0,                   /* self: defines the iteration space */
+    NNPLUG_SHAPE_EQUALS_ITERATION = 1,            /* exactly the iteration space's shape */
+    NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY = 2, /* the same, checked even for an empty self */
+    NNPLUG_SHAPE_BROADCASTS_TO = 3,               /* broadcasts one way to self's shape */
+    NNPLUG_SHAPE_BROADCASTS_MUTUALLY = 4,         /* broadcasts with self to a common shape */
+    NNPLUG_SHAPE_ITERATION_OR_REDUCED = 5         /* the iteration shape, or reduced (see
+                                                     nnplug_reduced_shape) when reducing */
+} nnplug_shape_rule;
+
+/* The shapes a reduced output may have. */
+typedef enum nnplug_reduced_shape {
+    NNPLUG_REDUCED_SCALAR_OR_ONE = 0, /* [] or [1] */
+    NNPLUG_REDUCED_SCALAR = 1         /* [] only */
+} nnplug_reduced_shape;
+
+/* The element count a mean divides by. */
+typedef enum nnplug_mean_count {
+    NNPLUG_MEAN_OVER_ITERATION = 0, /* the iteration space's */
+    NNPLUG_MEAN_OVER_SELF = 1       /* self's own, even where self broadcasts */
+} nnplug_mean_count;
+
+/* The first-phase checks, listed per op in the order its API documents them; the first
+ * failing one decides the status and message. */
+typedef enum nnplug_check {
+    NNPLUG_CHECK_NULL = 0,     /* required tensors, workspaceSize and executor not null */
+    NNPLUG_CHECK_RANK = 1,     /* at most NNPLUG_MAX_DIMS dims */
+    NNPLUG_CHECK_DTYPE = 2,    /* float32/float16/bfloat16, the device's rule, dtype_of */
+    NNPLUG_CHECK_FORMAT = 3,   /* same_format operands agree with self */
+    NNPLUG_CHECK_SHAPE = 4,    /* the shape rules */
+    NNPLUG_CHECK_ATTRS = 5,    /* attributes within range */
+    NNPLUG_CHECK_PROMOTION = 6 /* the inputs promote to a type castable to every output */
+} nnplug_check;
+
+typedef struct nnplug_operand_schema {
+    const char* name; /* as the aclnn signature spells it: "self", "weightOptional" */
+    int32_t output;   /* written by the op */
+    int32_t optional; /* may be null: the op's default applies */
+    nnplug_shape_rule shape;
+    int32_t same_format; /* its format must equal self's */
+    int32_t promotes;    /* takes part in the inputs' dtype promotion */
+    int32_t dtype_of;    /* the slot whose dtype this one's must equal, or -1 */
+} nnplug_operand_schema;
+
+typedef struct nnplug_attr_schema {
+    const char* name; /* as the aclnn signature spells it: "reduction" */
+    nnplug_attr_key key;
+    int64_t min, max;  /* the valid range, inclusive */
+    const char* range; /* the range as error messages word it */
+} nnplug_attr_schema;
+
+typedef struct nnplug_op_schema {
+    nnplug_op_kind kind;
+    const char* api; /* the aclnn entry point: "aclnnMseLoss" */
+    size_t operand_count;
+    const nnplug_operand_schema* operands; /* in slot order */
+    size_t attr_count;
+    const nnplug_attr_schema* attrs; /* in signature order */
+    size_t check_count;
+    const nnplug_check* checks; /* in the order they run */
+    /* A reduced output is written even over no elements (mean NaN, sum 0); otherwise an
+     * empty self skips the shape rules and the run does nothing. */
+    int32_t empty_reduction_written;
+    nnplug_reduced_shape reduced_shape;
+    nnplug_mean_count mean_count;
+    /* The op has a further rule, run after the listed checks, that these tables cannot say. */
+    int32_t has_extra_check;
+} nnplug_op_schema;
+
+/* How many ops libnnplug implements. */
+__attribute__((visibility("default"))) size_t nnplug_op_schema_count(void);
+
+/* The i-th op's schema, ordered by kind; null when i >= nnplug_op_schema_count(). */
+__attribute__((visibility("default"))) const nnplug_op_schema* nnplug_op_schema_at(size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNPLUG_OP_SCHEMA_H */

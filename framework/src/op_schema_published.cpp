@@ -1,0 +1,104 @@
+// nnplug/op_schema.h: the registered OpSchemas as plain C data, built once on first use
+// from the schemas the runtime checks calls against (no second copy of any rule).
+#include <nnplug/op_schema.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "op_schema.h"
+
+namespace nnplug {
+namespace {
+
+// The C enums spell the C++ ones value for value.
+static_assert(NNPLUG_SHAPE_ITERATION == static_cast<int>(ShapeRule::kIteration));
+static_assert(NNPLUG_SHAPE_EQUALS_ITERATION == static_cast<int>(ShapeRule::kEqualsIteration));
+static_assert(NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY ==
+              static_cast<int>(ShapeRule::kEqualsIterationEvenEmpty));
+static_assert(NNPLUG_SHAPE_BROADCASTS_TO == static_cast<int>(ShapeRule::kBroadcastsTo));
+static_assert(NNPLUG_SHAPE_BROADCASTS_MUTUALLY == static_cast<int>(ShapeRule::kBroadcastsMutually));
+static_assert(NNPLUG_SHAPE_ITERATION_OR_REDUCED == static_cast<int>(ShapeRule::kIterationOrReduced));
+static_assert(NNPLUG_REDUCED_SCALAR_OR_ONE == static_cast<int>(ReducedShape::kScalarOrOne));
+static_assert(NNPLUG_REDUCED_SCALAR == static_cast<int>(ReducedShape::kScalar));
+static_assert(NNPLUG_MEAN_OVER_ITERATION == static_cast<int>(MeanCount::kIteration));
+static_assert(NNPLUG_MEAN_OVER_SELF == static_cast<int>(MeanCount::kSelf));
+static_assert(NNPLUG_CHECK_NULL == static_cast<int>(Check::kNull));
+static_assert(NNPLUG_CHECK_RANK == static_cast<int>(Check::kRank));
+static_assert(NNPLUG_CHECK_DTYPE == static_cast<int>(Check::kDtype));
+static_assert(NNPLUG_CHECK_FORMAT == static_cast<int>(Check::kFormat));
+static_assert(NNPLUG_CHECK_SHAPE == static_cast<int>(Check::kShape));
+static_assert(NNPLUG_CHECK_ATTRS == static_cast<int>(Check::kAttrs));
+static_assert(NNPLUG_CHECK_PROMOTION == static_cast<int>(Check::kPromotion));
+
+std::vector<const OpSchema*>& registry() {
+    static std::vector<const OpSchema*> schemas;
+    return schemas;
+}
+
+// One op's C view and the arrays it points into.
+struct PublishedOp {
+    std::vector<nnplug_operand_schema> operands;
+    std::vector<nnplug_attr_schema> attrs;
+    std::vector<nnplug_check> checks;
+    nnplug_op_schema view{};
+};
+
+std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
+    auto op = std::make_unique<PublishedOp>();
+    for (const OperandSpec& spec : schema.operands)
+        op->operands.push_back({spec.name, spec.output, spec.optional,
+                                static_cast<nnplug_shape_rule>(spec.shape), spec.same_format, spec.promotes,
+                                spec.dtype_of});
+    for (const AttrSpec& spec : schema.attrs)
+        op->attrs.push_back({spec.name, spec.key, spec.min, spec.max, spec.range});
+    for (const Check check : schema.checks) op->checks.push_back(static_cast<nnplug_check>(check));
+    op->view = {schema.kind,
+                schema.api,
+                op->operands.size(),
+                op->operands.data(),
+                op->attrs.size(),
+                op->attrs.data(),
+                op->checks.size(),
+                op->checks.data(),
+                schema.empty_reduction_written,
+                static_cast<nnplug_reduced_shape>(schema.reduced_shape),
+                static_cast<nnplug_mean_count>(schema.mean_count),
+                schema.extra_check != nullptr};
+    return op;
+}
+
+const std::vector<std::unique_ptr<PublishedOp>>& published() {
+    static const std::vector<std::unique_ptr<PublishedOp>> ops = [] {
+        std::vector<std::unique_ptr<PublishedOp>> all;
+        for (const OpSchema* schema : registry()) all.push_back(publish(*schema));
+        std::stable_sort(all.begin(), all.end(),
+                         [](const auto& a, const auto& b) { return a->view.kind < b->view.kind; });
+        return all;
+    }();
+    return ops;
+}
+
+}  // namespace
+
+SchemaRegistration::SchemaRegistration(const OpSchema& schema) {
+    registry().push_back(&schema);
+}
+
+const std::vector<const OpSchema*>& registered_schemas() {
+    return registry();
+}
+
+}  // namespace nnplug
+
+extern "C" {
+
+size_t nnplug_op_schema_count(void) {
+    return nnplug::published().size();
+}
+
+const nnplug_op_schema* nnplug_op_schema_at(size_t i) {
+    const auto& ops = nnplug::published();
+    return i < ops.size() ? &ops[i]->view : nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,163 @@
+// The op schemas libnnplug publishes (nnplug/op_schema.h): one per op kind the SDK knows,
+// named as the SDK names it, within the ABI's limits, and read the same from C as from C++.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nnplug/op_schema.h>
+#include <nnplug/plugin.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+extern "C" size_t nnplug_test_schema_text_from_c(char* text, size_t size);
+
+namespace {
+
+const nnplug_op_schema& schema_of(nnplug_op_kind kind) {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i)
+        if (nnplug_op_schema_at(i)->kind == kind) return *nnplug_op_schema_at(i);
+    throw std::runtime_error(fmt::format("no schema for op kind {}", static_cast<int>(kind)));
+}
+
+const nnplug_operand_schema& operand(const nnplug_op_schema& op, int slot) {
+    EXPECT_LT(static_cast<size_t>(slot), op.operand_count);
+    return op.operands[slot];
+}
+
+TEST(OpSchema, EveryKindTheSdkKnowsHasExactlyOneSchemaInKindOrder) {
+    ASSERT_EQ(nnplug_op_schema_count(), static_cast<size_t>(NNPLUG_OP_KIND_COUNT));
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema* op = nnplug_op_schema_at(i);
+        ASSERT_NE(op, nullptr);
+        EXPECT_EQ(static_cast<size_t>(op->kind), i) << op->api;
+        ASSERT_NE(nnplug_op_api_name(op->kind), nullptr);
+        EXPECT_STREQ(op->api, nnplug_op_api_name(op->kind));
+    }
+    EXPECT_EQ(nnplug_op_schema_at(nnplug_op_schema_count()), nullptr);
+    EXPECT_EQ(nnplug_op_schema_at(static_cast<size_t>(-1)), nullptr);
+}
+
+// What every op's schema must be for the planner and the ABI to take it.
+void expect_well_formed(const nnplug_op_schema& op) {
+    SCOPED_TRACE(op.api);
+    ASSERT_GE(op.operand_count, 2u);
+    ASSERT_LE(op.operand_count, static_cast<size_t>(NNPLUG_MAX_OPERANDS));
+    int selves = 0, outputs = 0;
+    std::set<std::string> names;
+    for (size_t slot = 0; slot < op.operand_count; ++slot) {
+        const nnplug_operand_schema& o = op.operands[slot];
+        ASSERT_NE(o.name, nullptr);
+        EXPECT_TRUE(names.insert(o.name).second) << o.name << " named twice";
+        selves += o.shape == NNPLUG_SHAPE_ITERATION;
+        outputs += o.output != 0;
+        EXPECT_LE(static_cast<int>(o.shape), NNPLUG_SHAPE_ITERATION_OR_REDUCED) << o.name;
+        EXPECT_TRUE(o.dtype_of == -1 ||
+                    (o.dtype_of >= 0 && static_cast<size_t>(o.dtype_of) < op.operand_count &&
+                     static_cast<size_t>(o.dtype_of) != slot))
+            << o.name << " dtype_of " << o.dtype_of;
+        if (o.output) {
+            EXPECT_FALSE(o.promotes) << o.name;
+        }
+    }
+    EXPECT_EQ(selves, 1);
+    EXPECT_GE(outputs, 1);
+    ASSERT_GE(op.check_count, 1u);
+    EXPECT_EQ(op.checks[0], NNPLUG_CHECK_NULL);
+    std::set<int> checks;
+    for (size_t c = 0; c < op.check_count; ++c) {
+        EXPECT_LE(static_cast<int>(op.checks[c]), NNPLUG_CHECK_PROMOTION);
+        EXPECT_TRUE(checks.insert(op.checks[c]).second) << "check " << op.checks[c] << " listed twice";
+    }
+    for (size_t a = 0; a < op.attr_count; ++a) {
+        ASSERT_NE(op.attrs[a].name, nullptr);
+        ASSERT_NE(op.attrs[a].range, nullptr);
+        EXPECT_LE(op.attrs[a].min, op.attrs[a].max) << op.attrs[a].name;
+    }
+}
+
+TEST(OpSchema, EverySchemaIsWellFormed) {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) expect_well_formed(*nnplug_op_schema_at(i));
+}
+
+// Columns a wrong C view would swap or drop, on ops whose documented rules tell them apart
+// (docs/ops/*.md).
+TEST(OpSchema, PublishesTheDocumentedRules) {
+    const nnplug_op_schema& mse = schema_of(NNPLUG_OP_MSE_LOSS);
+    EXPECT_EQ(operand(mse, NNPLUG_MSE_LOSS_TARGET).shape, NNPLUG_SHAPE_BROADCASTS_MUTUALLY);
+    EXPECT_EQ(operand(mse, NNPLUG_MSE_LOSS_OUT).shape, NNPLUG_SHAPE_ITERATION_OR_REDUCED);
+    EXPECT_EQ(mse.reduced_shape, NNPLUG_REDUCED_SCALAR);
+    EXPECT_TRUE(mse.empty_reduction_written);
+    const std::vector<nnplug_check> mse_order = {NNPLUG_CHECK_NULL,      NNPLUG_CHECK_DTYPE,
+                                                 NNPLUG_CHECK_PROMOTION, NNPLUG_CHECK_RANK,
+                                                 NNPLUG_CHECK_ATTRS,     NNPLUG_CHECK_SHAPE};
+    EXPECT_EQ(std::vector<nnplug_check>(mse.checks, mse.checks + mse.check_count), mse_order);
+    ASSERT_EQ(mse.attr_count, 1u);
+    EXPECT_STREQ(mse.attrs[0].name, "reduction");
+    EXPECT_EQ(mse.attrs[0].key, NNPLUG_ATTR_REDUCTION);
+    EXPECT_EQ(mse.attrs[0].min, NNPLUG_REDUCTION_NONE);
+    EXPECT_EQ(mse.attrs[0].max, NNPLUG_REDUCTION_SUM);
+
+    const nnplug_op_schema& mse_backward = schema_of(NNPLUG_OP_MSE_LOSS_BACKWARD);
+    EXPECT_EQ(mse_backward.mean_count, NNPLUG_MEAN_OVER_SELF);
+    EXPECT_FALSE(mse_backward.empty_reduction_written);
+    EXPECT_EQ(operand(mse_backward, NNPLUG_MSE_LOSS_BACKWARD_GRAD_OUTPUT).dtype_of,
+              NNPLUG_MSE_LOSS_BACKWARD_SELF);
+    EXPECT_EQ(operand(mse_backward, NNPLUG_MSE_LOSS_BACKWARD_SELF).dtype_of, -1);
+
+    const nnplug_op_schema& bce = schema_of(NNPLUG_OP_BCE_FORWARD);
+    EXPECT_EQ(bce.reduced_shape, NNPLUG_REDUCED_SCALAR_OR_ONE);
+    EXPECT_EQ(bce.mean_count, NNPLUG_MEAN_OVER_ITERATION);
+    const nnplug_operand_schema& weight = operand(bce, NNPLUG_BCE_WEIGHT);
+    EXPECT_STREQ(weight.name, "weight");
+    EXPECT_TRUE(weight.optional && weight.same_format && weight.promotes && !weight.output);
+    EXPECT_EQ(weight.shape, NNPLUG_SHAPE_BROADCASTS_TO);
+
+    // The with-logits loss: self promotes but has no format rule; weights do not promote.
+    const nnplug_op_schema& logits = schema_of(NNPLUG_OP_BCE_WITH_LOGITS);
+    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).promotes);
+    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).same_format);
+    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT).promotes);
+    EXPECT_EQ(operand(logits, NNPLUG_BCE_WITH_LOGITS_TARGET).shape, NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY);
+    EXPECT_STREQ(
+        operand(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD), NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT)
+            .name,
+        "gradTarget");
+}
+
+// The same line per op as op_schema_from_c.c writes, from C++.
+std::string schema_text_from_cpp() {
+    std::string text;
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema& op = *nnplug_op_schema_at(i);
+        text += fmt::format("{} {}:", op.api, static_cast<int>(op.kind));
+        for (size_t s = 0; s < op.operand_count; ++s) {
+            const nnplug_operand_schema& o = op.operands[s];
+            text += fmt::format(
+                " {}/{}d{}", o.name,
+                o.output * 10000 + o.optional * 1000 + o.shape * 100 + o.same_format * 10 + o.promotes,
+                o.dtype_of);
+        }
+        for (size_t a = 0; a < op.attr_count; ++a)
+            text += fmt::format(" | {}[{},{}]", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max);
+        text += " | checks";
+        for (size_t c = 0; c < op.check_count; ++c)
+            text += fmt::format(" {}", static_cast<int>(op.checks[c]));
+        text += fmt::format(" {}\n", op.empty_reduction_written * 1000 + op.reduced_shape * 100 +
+                                         op.mean_count * 10 + op.has_extra_check);
+    }
+    return text;
+}
+
+TEST(OpSchema, ACProgramReadsWhatCppReads) {
+    std::vector<char> buffer(1 << 16);
+    const size_t length = nnplug_test_schema_text_from_c(buffer.data(), buffer.size());
+    ASSERT_LT(length, buffer.size());
+    const std::string from_c(buffer.data(), length);
+    EXPECT_EQ(from_c, schema_text_from_cpp());
+    EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1 target/401d-1 out/10500d-1 | reduction[0,2] | checks 0 "
+                          "2 6 1 5 4 1100\n"),
+              std::string::npos)
+        << from_c;
+}
+
+}  // namespace

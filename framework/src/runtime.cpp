@@ -160,12 +160,10 @@ aclError Runtime::synchronize_device(const char* api, int32_t device) {
     for (void* stream : streams) {
         const nnplug_status status = device_table().stream_synchronize(context(device), stream);
         if (status == NNPLUG_OK) continue;
-        // A stream destroyed by another thread since the list was taken has no work left to
-        // wait for: its destroy waited for it.
-        if (status == NNPLUG_ERR_BAD_HANDLE && stream != streams.front()) {
-            std::lock_guard lock(streams_mutex_);
-            if (streams_.count(stream) == 0) continue;
-        }
+        // A stream of the list that the backend no longer knows was destroyed by another
+        // thread since the list was taken, and its destroy waited for its work. (Whether it
+        // is still registered says nothing: a stream created since may have its address.)
+        if (status == NNPLUG_ERR_BAD_HANDLE && stream != streams.front()) continue;
         return fail_from_backend(api, status);
     }
     return ACL_SUCCESS;

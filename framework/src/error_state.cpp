@@ -8,7 +8,7 @@ namespace {
 thread_local std::string recent_error;
 }
 
-void set_last_error(std::string message) {
+void set_last_error(const std::string& message) {
     // Messages quote config values and plugin text: one line each, whatever those hold.
     recent_error = escaped(message);
     log().debug("error: {}", recent_error);

@@ -10,7 +10,7 @@ namespace nnplug {
 
 // Replaces this thread's recent error message, control bytes escaped (escaped_text.h);
 // also logged at debug level.
-void set_last_error(std::string message);
+void set_last_error(const std::string& message);
 const char* last_error();
 
 template <typename... Args>

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -135,9 +136,7 @@ private:
     std::vector<float> a_, b_, c_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
     CLI::App app{"aclnnMseLoss and its backward against the memory bandwidth (triad), side by side"};
     int threads = 0, reps = 5;
     std::vector<int64_t> sizes{1 << 20, 16 << 20};
@@ -182,4 +181,19 @@ int main(int argc, char** argv) {
     }
     aclFinalize();
     return 0;
+}
+
+}  // namespace
+
+// No exception leaves main: one that escapes the run (an allocation that fails, say) ends
+// the program with its text.
+int main(int argc, char** argv) {
+    try {
+        return run_main(argc, argv);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "nnplug_compare_mse_loss: %s\n", error.what());
+    } catch (...) {
+        std::fprintf(stderr, "nnplug_compare_mse_loss: an unknown exception\n");
+    }
+    return 1;
 }

@@ -188,7 +188,7 @@ void show_plugin_output(const Isolation& isolation, const std::string& output) {
 std::string start_runtime(const Isolation& isolation) {
     if (aclInit(isolation.config.file().c_str()) != ACL_SUCCESS) return escaped(aclGetRecentErrMsg());
     if (aclrtSetDevice(0) != ACL_SUCCESS) {
-        const std::string why = "aclrtSetDevice(0) failed: " + escaped(aclGetRecentErrMsg());
+        std::string why = "aclrtSetDevice(0) failed: " + escaped(aclGetRecentErrMsg());
         aclFinalize();
         return why;
     }
@@ -304,57 +304,29 @@ int check_names(const KitOptions& options, std::ostream& out) {
     return exit_code;
 }
 
-}  // namespace
-
-std::string default_data_dir() {
-    std::error_code failure;
-    const fs::path program = fs::read_symlink("/proc/self/exe", failure);
-    if (failure) return "share/nnplug/conformance";
-    return (program.parent_path().parent_path() / "share" / "nnplug" / "conformance").string();
-}
-
-int run_kit(const KitOptions& options, std::ostream& out) {
-    const auto start = std::chrono::steady_clock::now();
-    const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
-    Report report;
-    KitContext kit{report, options.seed, options.quick, options.threads, {}};
+// The golden cases of data_dir into kit.golden; false, with a line on out, when they cannot
+// be read or there are none.
+bool load_golden_cases(const std::string& data_dir, KitContext& kit, std::ostream& out) {
     try {
         kit.golden = load_golden_folder(data_dir);
     } catch (const std::exception& error) {
         out << "nnplug conformance: cannot read the golden cases in '" << data_dir << "': " << error.what()
             << " (--data names the folder)\n";
-        return 2;
+        return false;
     }
     if (kit.golden.empty()) {
         out << "nnplug conformance: no *_golden.txt files in '" << data_dir
             << "' (--data names the folder)\n";
-        return 2;
+        return false;
     }
+    return true;
+}
 
-    std::unique_ptr<ScratchConfig> config;
-    try {
-        config = std::make_unique<ScratchConfig>(options);
-    } catch (const std::exception& error) {
-        out << "nnplug conformance: " << escaped(error.what()) << "\n";
-        return 2;
-    }
-    // The generated config alone decides the backend.
-    unsetenv("NNPLUG_BACKEND");
-    unsetenv("NNPLUG_CONFIG");
-    Isolation isolation{*config, options, out};
-
-    // The ops: those asked for, else every op of the catalog the plugin serves.
+// The ops to check: those asked for, else every op of the catalog the plugin serves. An op
+// asked for that the plugin does not serve is a failure; one not asked for is skipped.
+std::vector<const OpUnderTest*> select_ops(const KitOptions& options, const ProbeResult& probe,
+                                           KitContext& kit, std::ostream& out) {
     std::vector<const OpUnderTest*> ops;
-    int exit_code = 0;
-    const ProbeResult probe = probe_plugin(isolation, kit);
-    if (!probe.load_error.empty()) {
-        out << "nnplug conformance: plugin '" << escaped(options.plugin)
-            << "' did not load: " << probe.load_error << "\n";
-        return 2;
-    }
-    out << "nnplug conformance: plugin " << escaped(options.plugin) << " (SoC " << probe.soc << "), "
-        << kit.golden.size() << " golden cases from " << escaped(data_dir) << (options.quick ? ", quick" : "")
-        << ", seed " << options.seed << "\n";
     for (const OpUnderTest& op : op_catalog()) {
         const bool asked = std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
                            std::find(options.ops.begin(), options.ops.end(), op.name) != options.ops.end();
@@ -369,20 +341,19 @@ int run_kit(const KitOptions& options, std::ostream& out) {
             out << "  " << op.api << ": not served by the plugin, skipped\n";
         }
     }
-    exit_code = check_names(options, out);
-    if (ops.empty() && exit_code == 0) {
-        out << "nnplug conformance: the plugin serves none of the ops asked for\n";
-        exit_code = 1;
-    }
+    return ops;
+}
 
-    // Group after group, each op's part in a child process, each group printed when it is done.
+// Group after group, each op's part in a child process, each group printed when it is done.
+void run_groups(const Isolation& isolation, KitContext& kit, const std::vector<const OpUnderTest*>& ops) {
+    const KitOptions& options = isolation.options;
     const auto wanted = [&](const char* group) {
         return options.groups.empty() ||
                std::find(options.groups.begin(), options.groups.end(), group) != options.groups.end();
     };
     const auto print = [&](const std::vector<std::string>& names) {
-        print_groups(kit.report, out, options.verbose, names);
-        out << std::flush;
+        print_groups(kit.report, isolation.out, options.verbose, names);
+        isolation.out << std::flush;
     };
     print({"ops"});
     const std::pair<const char*, void (*)(KitContext&, const OpUnderTest&)> per_op[] = {
@@ -408,9 +379,14 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         print({kGroupMemory});
     }
     print({"runtime"});
+}
 
+// The closing line with the counts of every group; the exit code: that of a bad request,
+// else 1 when a case failed.
+int print_summary(const KitOptions& options, const Report& report, size_t ops, int exit_code,
+                  std::chrono::steady_clock::time_point start, std::ostream& out) {
     int passed = 0, refused = 0, failed = 0;
-    for (const auto& group : kit.report.groups())
+    for (const auto& group : report.groups())
         for (const auto& [op, tally] : group.ops) {
             passed += tally.passed;
             refused += tally.refused;
@@ -418,11 +394,58 @@ int run_kit(const KitOptions& options, std::ostream& out) {
         }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool ok = failed == 0 && exit_code == 0;
-    out << "\nconformance of " << escaped(options.plugin) << ": " << (ok ? "PASS" : "FAIL") << ", "
-        << ops.size() << " ops, " << passed + refused + failed << " cases: " << passed << " passed, "
-        << refused << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
+    out << "\nconformance of " << escaped(options.plugin) << ": " << (ok ? "PASS" : "FAIL") << ", " << ops
+        << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused
+        << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
     if (exit_code != 0) return exit_code;
     return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+std::string default_data_dir() {
+    std::error_code failure;
+    const fs::path program = fs::read_symlink("/proc/self/exe", failure);
+    if (failure) return "share/nnplug/conformance";
+    return (program.parent_path().parent_path() / "share" / "nnplug" / "conformance").string();
+}
+
+int run_kit(const KitOptions& options, std::ostream& out) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
+    Report report;
+    KitContext kit{report, options.seed, options.quick, options.threads, {}};
+    if (!load_golden_cases(data_dir, kit, out)) return 2;
+
+    std::unique_ptr<ScratchConfig> config;
+    try {
+        config = std::make_unique<ScratchConfig>(options);
+    } catch (const std::exception& error) {
+        out << "nnplug conformance: " << escaped(error.what()) << "\n";
+        return 2;
+    }
+    // The generated config alone decides the backend.
+    unsetenv("NNPLUG_BACKEND");
+    unsetenv("NNPLUG_CONFIG");
+    Isolation isolation{*config, options, out};
+
+    const ProbeResult probe = probe_plugin(isolation, kit);
+    if (!probe.load_error.empty()) {
+        out << "nnplug conformance: plugin '" << escaped(options.plugin)
+            << "' did not load: " << probe.load_error << "\n";
+        return 2;
+    }
+    out << "nnplug conformance: plugin " << escaped(options.plugin) << " (SoC " << probe.soc << "), "
+        << kit.golden.size() << " golden cases from " << escaped(data_dir) << (options.quick ? ", quick" : "")
+        << ", seed " << options.seed << "\n";
+    const std::vector<const OpUnderTest*> ops = select_ops(options, probe, kit, out);
+    int exit_code = check_names(options, out);
+    if (ops.empty() && exit_code == 0) {
+        out << "nnplug conformance: the plugin serves none of the ops asked for\n";
+        exit_code = 1;
+    }
+    run_groups(isolation, kit, ops);
+    return print_summary(options, kit.report, ops.size(), exit_code, start, out);
 }
 
 }  // namespace nnplug::conformance

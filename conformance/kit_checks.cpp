@@ -139,18 +139,10 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
     return cases;
 }
 
-}  // namespace
-
-void run_error_group(KitContext& kit, const OpUnderTest& op) {
-    const char* group = kGroupErrors;
-    try {
-        Scratch scratch;
-        // A valid call: every operand [4,5] float32 and present, reduction none.
-        std::vector<std::unique_ptr<DeviceTensor>> tensors;
-        Call valid;
-        valid.attrs = {0};
-        const DeviceTensor* out = nullptr;
-        const DeviceTensor* self = nullptr;
+// A valid call: every operand [4,5] float32 and present, reduction none; owns its tensors.
+struct ValidCall {
+    explicit ValidCall(const OpUnderTest& op) {
+        call.attrs = {0};
         for (const std::string& role : op.operands) {
             const bool is_out = role == op.output;
             // self's buffer holds 21 elements, so that an output may be shifted into it.
@@ -158,97 +150,120 @@ void run_error_group(KitContext& kit, const OpUnderTest& op) {
             const std::vector<int64_t> storage = {static_cast<int64_t>(values.size())};
             tensors.push_back(std::make_unique<DeviceTensor>(values, storage, std::vector<int64_t>{4, 5},
                                                              std::vector<int64_t>{5, 1}, 0, ACL_FLOAT));
-            valid.tensors.push_back(tensors.back()->get());
+            call.tensors.push_back(tensors.back()->get());
             if (is_out) out = tensors.back().get();
             if (role == "self") self = tensors.back().get();
         }
-        const auto out_before = out->storage_bytes();
-        for (const ErrorCase& error : error_cases(op, scratch, *self)) {
+    }
+    std::vector<std::unique_ptr<DeviceTensor>> tensors;
+    Call call;
+    const DeviceTensor* out = nullptr;
+    const DeviceTensor* self = nullptr;
+};
+
+void record(KitContext& kit, const OpUnderTest& op, const std::string& name, const std::string& fault) {
+    if (fault.empty())
+        kit.report.pass(kGroupErrors, op.api);
+    else
+        kit.report.fail(kGroupErrors, op.api, name, fault);
+}
+
+// The first phase of the valid call spoiled by `error`: refused with its status and a one-line
+// message naming the op, no executor, out untouched; "" or what broke.
+std::string first_phase_fault(const OpUnderTest& op, const ValidCall& valid, const ErrorCase& error,
+                              const std::vector<uint8_t>& out_before) {
+    Call call = valid.call;
+    error.spoil(call);
+    uint64_t workspace = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus status =
+        op.first_phase(call.tensors, call.attrs, call.null_workspace_size ? nullptr : &workspace,
+                       call.null_executor ? nullptr : &executor);
+    const std::string message = aclGetRecentErrMsg();
+    std::string fault;
+    if (status != error.status)
+        fault = "status " + std::to_string(status) + ", expected " + std::to_string(error.status) +
+                (status == ACLNN_SUCCESS ? "" : " (" + message + ")");
+    else if (message.find(error.fragment) == std::string::npos || message.rfind(op.api, 0) != 0)
+        fault = "the message does not name the op and say '" + error.fragment + "': " + message;
+    else if (message.find('\n') != std::string::npos)
+        fault = "the message is not one line: " + message;
+    else if (executor != nullptr)
+        fault = "a refused call handed out an executor";
+    else if (valid.out->storage_bytes() != out_before)
+        fault = "a refused call wrote into its output";
+    if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
+    return fault;
+}
+
+// The second phase with a null executor: ACLNN_ERR_PARAM_NULLPTR, saying so.
+void check_null_executor(KitContext& kit, const OpUnderTest& op) {
+    const aclnnStatus status = op.second_phase(nullptr, 0, nullptr, nullptr);
+    const std::string message = aclGetRecentErrMsg();
+    std::string fault;
+    if (status != ACLNN_ERR_PARAM_NULLPTR || message.find("executor is null") == std::string::npos)
+        fault = "status " + std::to_string(status) + " (" + message + "), expected " +
+                std::to_string(ACLNN_ERR_PARAM_NULLPTR);
+    record(kit, op, "run_null_executor", fault);
+}
+
+// An executor already consumed by its run: a second run is ACLNN_ERR_PARAM_INVALID, saying so.
+void check_consumed_executor(KitContext& kit, const OpUnderTest& op, const Call& valid) {
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    std::string fault;
+    void* workspace = nullptr;
+    if (op.first_phase(valid.tensors, valid.attrs, &workspace_size, &executor) != ACLNN_SUCCESS) {
+        fault = std::string("the valid call was refused: ") + aclGetRecentErrMsg();
+    } else {
+        if (workspace_size > 0) aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
+        if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
+            aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+            fault = std::string("the valid call failed: ") + aclGetRecentErrMsg();
+        else if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_ERR_PARAM_INVALID)
+            fault = "running a consumed executor again was not ACLNN_ERR_PARAM_INVALID";
+        else if (std::string(aclGetRecentErrMsg()).find("consumed") == std::string::npos)
+            fault = std::string("running a consumed executor: the message does not say so: ") +
+                    aclGetRecentErrMsg();
+        if (workspace != nullptr) aclrtFree(workspace);
+    }
+    record(kit, op, "run_consumed_executor", fault);
+}
+
+// An empty self: workspace 0, and the run writes nothing into an elementwise output.
+void check_empty_self(KitContext& kit, const OpUnderTest& op, const Call& valid, Scratch& scratch) {
+    std::string fault;
+    const std::vector<int64_t> empty = {0, 5};
+    Call call = valid;
+    for (size_t i = 0; i < op.operands.size(); ++i) call.tensors[i] = scratch.make(empty, ACL_FLOAT);
+    uint64_t workspace_size = 1;
+    aclOpExecutor* executor = nullptr;
+    if (op.first_phase(call.tensors, call.attrs, &workspace_size, &executor) != ACLNN_SUCCESS)
+        fault = std::string("refused: ") + aclGetRecentErrMsg();
+    else if (workspace_size != 0)
+        fault = "asked for a workspace of " + std::to_string(workspace_size) + " bytes";
+    else if (op.second_phase(nullptr, 0, executor, nullptr) != ACLNN_SUCCESS ||
+             aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+        fault = std::string("the run failed: ") + aclGetRecentErrMsg();
+    record(kit, op, "empty_self", fault);
+}
+
+}  // namespace
+
+void run_error_group(KitContext& kit, const OpUnderTest& op) {
+    const char* group = kGroupErrors;
+    try {
+        Scratch scratch;
+        const ValidCall valid(op);
+        const auto out_before = valid.out->storage_bytes();
+        for (const ErrorCase& error : error_cases(op, scratch, *valid.self)) {
             running(group, op.api, error.name);
-            Call call = valid;
-            error.spoil(call);
-            uint64_t workspace = 0;
-            aclOpExecutor* executor = nullptr;
-            const aclnnStatus status =
-                op.first_phase(call.tensors, call.attrs, call.null_workspace_size ? nullptr : &workspace,
-                               call.null_executor ? nullptr : &executor);
-            const std::string message = aclGetRecentErrMsg();
-            std::string fault;
-            if (status != error.status)
-                fault = "status " + std::to_string(status) + ", expected " + std::to_string(error.status) +
-                        (status == ACLNN_SUCCESS ? "" : " (" + message + ")");
-            else if (message.find(error.fragment) == std::string::npos || message.rfind(op.api, 0) != 0)
-                fault = "the message does not name the op and say '" + error.fragment + "': " + message;
-            else if (message.find('\n') != std::string::npos)
-                fault = "the message is not one line: " + message;
-            else if (executor != nullptr)
-                fault = "a refused call handed out an executor";
-            else if (out->storage_bytes() != out_before)
-                fault = "a refused call wrote into its output";
-            if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
-            if (fault.empty())
-                kit.report.pass(group, op.api);
-            else
-                kit.report.fail(group, op.api, error.name, fault);
+            record(kit, op, error.name, first_phase_fault(op, valid, error, out_before));
         }
-
-        // The second phase: a null executor, and an executor already consumed by its run.
-        {
-            const aclnnStatus status = op.second_phase(nullptr, 0, nullptr, nullptr);
-            const std::string message = aclGetRecentErrMsg();
-            if (status == ACLNN_ERR_PARAM_NULLPTR && message.find("executor is null") != std::string::npos)
-                kit.report.pass(group, op.api);
-            else
-                kit.report.fail(group, op.api, "run_null_executor",
-                                "status " + std::to_string(status) + " (" + message + "), expected " +
-                                    std::to_string(ACLNN_ERR_PARAM_NULLPTR));
-        }
-        {
-            uint64_t workspace_size = 0;
-            aclOpExecutor* executor = nullptr;
-            std::string fault;
-            void* workspace = nullptr;
-            if (op.first_phase(valid.tensors, valid.attrs, &workspace_size, &executor) != ACLNN_SUCCESS) {
-                fault = std::string("the valid call was refused: ") + aclGetRecentErrMsg();
-            } else {
-                if (workspace_size > 0) aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
-                if (op.second_phase(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
-                    aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
-                    fault = std::string("the valid call failed: ") + aclGetRecentErrMsg();
-                else if (op.second_phase(workspace, workspace_size, executor, nullptr) !=
-                         ACLNN_ERR_PARAM_INVALID)
-                    fault = "running a consumed executor again was not ACLNN_ERR_PARAM_INVALID";
-                else if (std::string(aclGetRecentErrMsg()).find("consumed") == std::string::npos)
-                    fault = std::string("running a consumed executor: the message does not say so: ") +
-                            aclGetRecentErrMsg();
-                if (workspace != nullptr) aclrtFree(workspace);
-            }
-            if (fault.empty())
-                kit.report.pass(group, op.api);
-            else
-                kit.report.fail(group, op.api, "run_consumed_executor", fault);
-        }
-
-        // An empty self: workspace 0, and the run writes nothing into an elementwise output.
-        {
-            std::string fault;
-            const std::vector<int64_t> empty = {0, 5};
-            Call call = valid;
-            for (size_t i = 0; i < op.operands.size(); ++i) call.tensors[i] = scratch.make(empty, ACL_FLOAT);
-            uint64_t workspace_size = 1;
-            aclOpExecutor* executor = nullptr;
-            if (op.first_phase(call.tensors, call.attrs, &workspace_size, &executor) != ACLNN_SUCCESS)
-                fault = std::string("refused: ") + aclGetRecentErrMsg();
-            else if (workspace_size != 0)
-                fault = "asked for a workspace of " + std::to_string(workspace_size) + " bytes";
-            else if (op.second_phase(nullptr, 0, executor, nullptr) != ACLNN_SUCCESS ||
-                     aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
-                fault = std::string("the run failed: ") + aclGetRecentErrMsg();
-            if (fault.empty())
-                kit.report.pass(group, op.api);
-            else
-                kit.report.fail(group, op.api, "empty_self", fault);
-        }
+        // The second phase's misuse: a null executor, and an executor already consumed by its run.
+        check_null_executor(kit, op);
+        check_consumed_executor(kit, op, valid.call);
+        check_empty_self(kit, op, valid.call, scratch);
     } catch (const std::exception& error) {
         kit.report.fail(group, op.api, "setup", error.what());
     }
@@ -334,177 +349,194 @@ std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
     return data;
 }
 
+// Blocks of odd and large sizes are 32-byte aligned and give back what was copied in.
+std::string malloc_sizes_roundtrip() {
+    for (size_t bytes : {size_t{1}, size_t{3}, size_t{32}, size_t{4097}, size_t{1} << 20}) {
+        void* device = nullptr;
+        if (auto f = code_fault("aclrtMalloc", aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST),
+                                ACL_SUCCESS);
+            !f.empty())
+            return f + " for " + std::to_string(bytes) + " bytes";
+        if (reinterpret_cast<uintptr_t>(device) % 32 != 0)
+            return "aclrtMalloc(" + std::to_string(bytes) + ") is not 32-byte aligned";
+        const auto data = pattern(bytes, static_cast<unsigned>(bytes));
+        std::vector<uint8_t> back(bytes);
+        aclrtMemcpy(device, bytes, data.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+        aclrtMemcpy(back.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
+        aclrtFree(device);
+        if (back != data) return std::to_string(bytes) + " bytes did not come back as they were copied in";
+    }
+    return std::string();
+}
+
+// Sixteen live blocks, each set to its own byte: none overwrites another.
+std::string blocks_do_not_overlap() {
+    std::vector<void*> blocks(16, nullptr);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        if (aclrtMalloc(&blocks[i], 1000, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+            return std::string("aclrtMalloc failed: ") + aclGetRecentErrMsg();
+        aclrtMemset(blocks[i], 1000, static_cast<int32_t>(i + 1), 1000);
+    }
+    std::string fault;
+    for (size_t i = 0; i < blocks.size() && fault.empty(); ++i) {
+        std::vector<uint8_t> back(1000);
+        aclrtMemcpy(back.data(), 1000, blocks[i], 1000, ACL_MEMCPY_DEVICE_TO_HOST);
+        for (uint8_t byte : back)
+            if (byte != i + 1) fault = "block " + std::to_string(i) + " was overwritten by another";
+    }
+    for (void* block : blocks) aclrtFree(block);
+    return fault;
+}
+
+// A device-to-device copy between offsets inside two blocks moves those bytes only.
+std::string copy_device_to_device_at_offsets() {
+    void *a = nullptr, *b = nullptr;
+    aclrtMalloc(&a, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&b, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    const auto data = pattern(4096, 7);
+    aclrtMemcpy(a, 4096, data.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemset(b, 4096, 0, 4096);
+    std::string fault = code_fault("aclrtMemcpy device to device",
+                                   aclrtMemcpy(static_cast<char*>(b) + 100, 3000, static_cast<char*>(a) + 7,
+                                               2000, ACL_MEMCPY_DEVICE_TO_DEVICE),
+                                   ACL_SUCCESS);
+    std::vector<uint8_t> back(4096);
+    aclrtMemcpy(back.data(), 4096, b, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (size_t i = 0; i < 4096 && fault.empty(); ++i) {
+        const uint8_t want = i >= 100 && i < 2100 ? data[i - 100 + 7] : 0;
+        if (back[i] != want) fault = "byte " + std::to_string(i) + " of the destination is wrong";
+    }
+    aclrtFree(a);
+    aclrtFree(b);
+    return fault;
+}
+
+// aclrtMemset from an offset inside a block sets those bytes only.
+std::string memset_within_block() {
+    void* a = nullptr;
+    aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemset(a, 256, 0x11, 256);
+    std::string fault =
+        code_fault("aclrtMemset", aclrtMemset(static_cast<char*>(a) + 10, 246, 0x7f, 20), ACL_SUCCESS);
+    std::vector<uint8_t> back(256);
+    aclrtMemcpy(back.data(), 256, a, 256, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (size_t i = 0; i < 256 && fault.empty(); ++i)
+        if (back[i] != (i >= 10 && i < 30 ? 0x7f : 0x11)) fault = "byte " + std::to_string(i) + " is wrong";
+    aclrtFree(a);
+    return fault;
+}
+
+// A block freed twice: the second aclrtFree is refused.
+std::string free_twice_refused() {
+    void* a = nullptr;
+    aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (auto f = code_fault("the first aclrtFree", aclrtFree(a), ACL_SUCCESS); !f.empty()) return f;
+    return code_fault("a second aclrtFree of one block", aclrtFree(a), ACL_ERROR_INVALID_PARAM);
+}
+
+// aclrtFree of host memory is refused.
+std::string free_of_host_memory_refused() {
+    std::vector<uint8_t> host(64);
+    return code_fault("aclrtFree of host memory", aclrtFree(host.data()), ACL_ERROR_INVALID_PARAM);
+}
+
+// aclrtMalloc of 0 bytes is refused.
+std::string malloc_zero_refused() {
+    void* a = nullptr;
+    return code_fault("aclrtMalloc of 0 bytes", aclrtMalloc(&a, 0, ACL_MEM_MALLOC_HUGE_FIRST),
+                      ACL_ERROR_INVALID_PARAM);
+}
+
+// aclrtMalloc of 2^60 bytes is refused as a bad allocation.
+std::string malloc_over_2e48_refused() {
+    void* a = nullptr;
+    return code_fault("aclrtMalloc of 2^60 bytes",
+                      aclrtMalloc(&a, size_t{1} << 60, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_BAD_ALLOC);
+}
+
+// aclrtMalloc of 2^47 bytes is refused as more than the device holds.
+std::string malloc_beyond_device_memory() {
+    void* a = nullptr;
+    const aclError status = aclrtMalloc(&a, size_t{1} << 47, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (status == ACL_SUCCESS) {
+        aclrtFree(a);
+        return std::string("128 TiB of device memory was handed out");
+    }
+    return code_fault("aclrtMalloc of 2^47 bytes", status, ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
+// aclrtMemcpy of more bytes than destMax is refused.
+std::string copy_past_dest_max_refused() {
+    void* a = nullptr;
+    aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    std::vector<uint8_t> host(128);
+    std::string fault =
+        code_fault("aclrtMemcpy with count above destMax",
+                   aclrtMemcpy(a, 64, host.data(), 128, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    aclrtFree(a);
+    return fault;
+}
+
+// Many rounds of aclrtMalloc and aclrtFree of one size all succeed.
+std::string malloc_free_reuse() {
+    for (int round = 0; round < 64; ++round) {
+        void* a = nullptr;
+        if (aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+            return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
+        if (aclrtFree(a) != ACL_SUCCESS)
+            return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
+    }
+    return std::string();
+}
+
+// Three asynchronous copies on one stream run in order.
+std::string async_copy_in_stream_order() {
+    aclrtStream stream = nullptr;
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS)
+        return std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
+    void *a = nullptr, *b = nullptr;
+    aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&b, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
+    const auto data = pattern(1 << 16, 3);
+    std::vector<uint8_t> back(1 << 16);
+    std::string fault = code_fault(
+        "aclrtMemcpyAsync",
+        aclrtMemcpyAsync(a, 1 << 16, data.data(), 1 << 16, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
+    if (fault.empty())
+        fault = code_fault("aclrtMemcpyAsync",
+                           aclrtMemcpyAsync(b, 1 << 16, a, 1 << 16, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+                           ACL_SUCCESS);
+    if (fault.empty())
+        fault =
+            code_fault("aclrtMemcpyAsync",
+                       aclrtMemcpyAsync(back.data(), 1 << 16, b, 1 << 16, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+                       ACL_SUCCESS);
+    if (fault.empty())
+        fault = code_fault("aclrtSynchronizeStream", aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    if (fault.empty() && back != data) fault = "three copies in stream order did not give the data back";
+    aclrtFree(a);
+    aclrtFree(b);
+    aclrtDestroyStream(stream);
+    return fault;
+}
+
 }  // namespace
 
 void run_memory_group(KitContext& kit) {
     const char* group = kGroupMemory;
     const std::vector<MemoryCase> cases = {
-        {"malloc_sizes_roundtrip",
-         [] {
-             for (size_t bytes : {size_t{1}, size_t{3}, size_t{32}, size_t{4097}, size_t{1} << 20}) {
-                 void* device = nullptr;
-                 if (auto f = code_fault("aclrtMalloc",
-                                         aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-                     !f.empty())
-                     return f + " for " + std::to_string(bytes) + " bytes";
-                 if (reinterpret_cast<uintptr_t>(device) % 32 != 0)
-                     return "aclrtMalloc(" + std::to_string(bytes) + ") is not 32-byte aligned";
-                 const auto data = pattern(bytes, static_cast<unsigned>(bytes));
-                 std::vector<uint8_t> back(bytes);
-                 aclrtMemcpy(device, bytes, data.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE);
-                 aclrtMemcpy(back.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST);
-                 aclrtFree(device);
-                 if (back != data)
-                     return std::to_string(bytes) + " bytes did not come back as they were copied in";
-             }
-             return std::string();
-         }},
-        {"blocks_do_not_overlap",
-         [] {
-             std::vector<void*> blocks(16, nullptr);
-             for (size_t i = 0; i < blocks.size(); ++i) {
-                 if (aclrtMalloc(&blocks[i], 1000, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-                     return std::string("aclrtMalloc failed: ") + aclGetRecentErrMsg();
-                 aclrtMemset(blocks[i], 1000, static_cast<int32_t>(i + 1), 1000);
-             }
-             std::string fault;
-             for (size_t i = 0; i < blocks.size() && fault.empty(); ++i) {
-                 std::vector<uint8_t> back(1000);
-                 aclrtMemcpy(back.data(), 1000, blocks[i], 1000, ACL_MEMCPY_DEVICE_TO_HOST);
-                 for (uint8_t byte : back)
-                     if (byte != i + 1) fault = "block " + std::to_string(i) + " was overwritten by another";
-             }
-             for (void* block : blocks) aclrtFree(block);
-             return fault;
-         }},
-        {"copy_device_to_device_at_offsets",
-         [] {
-             void *a = nullptr, *b = nullptr;
-             aclrtMalloc(&a, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
-             aclrtMalloc(&b, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
-             const auto data = pattern(4096, 7);
-             aclrtMemcpy(a, 4096, data.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE);
-             aclrtMemset(b, 4096, 0, 4096);
-             std::string fault =
-                 code_fault("aclrtMemcpy device to device",
-                            aclrtMemcpy(static_cast<char*>(b) + 100, 3000, static_cast<char*>(a) + 7, 2000,
-                                        ACL_MEMCPY_DEVICE_TO_DEVICE),
-                            ACL_SUCCESS);
-             std::vector<uint8_t> back(4096);
-             aclrtMemcpy(back.data(), 4096, b, 4096, ACL_MEMCPY_DEVICE_TO_HOST);
-             for (size_t i = 0; i < 4096 && fault.empty(); ++i) {
-                 const uint8_t want = i >= 100 && i < 2100 ? data[i - 100 + 7] : 0;
-                 if (back[i] != want) fault = "byte " + std::to_string(i) + " of the destination is wrong";
-             }
-             aclrtFree(a);
-             aclrtFree(b);
-             return fault;
-         }},
-        {"memset_within_block",
-         [] {
-             void* a = nullptr;
-             aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST);
-             aclrtMemset(a, 256, 0x11, 256);
-             std::string fault = code_fault(
-                 "aclrtMemset", aclrtMemset(static_cast<char*>(a) + 10, 246, 0x7f, 20), ACL_SUCCESS);
-             std::vector<uint8_t> back(256);
-             aclrtMemcpy(back.data(), 256, a, 256, ACL_MEMCPY_DEVICE_TO_HOST);
-             for (size_t i = 0; i < 256 && fault.empty(); ++i)
-                 if (back[i] != (i >= 10 && i < 30 ? 0x7f : 0x11))
-                     fault = "byte " + std::to_string(i) + " is wrong";
-             aclrtFree(a);
-             return fault;
-         }},
-        {"free_twice_refused",
-         [] {
-             void* a = nullptr;
-             aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
-             if (auto f = code_fault("the first aclrtFree", aclrtFree(a), ACL_SUCCESS); !f.empty()) return f;
-             return code_fault("a second aclrtFree of one block", aclrtFree(a), ACL_ERROR_INVALID_PARAM);
-         }},
-        {"free_of_host_memory_refused",
-         [] {
-             std::vector<uint8_t> host(64);
-             return code_fault("aclrtFree of host memory", aclrtFree(host.data()), ACL_ERROR_INVALID_PARAM);
-         }},
-        {"malloc_zero_refused",
-         [] {
-             void* a = nullptr;
-             return code_fault("aclrtMalloc of 0 bytes", aclrtMalloc(&a, 0, ACL_MEM_MALLOC_HUGE_FIRST),
-                               ACL_ERROR_INVALID_PARAM);
-         }},
-        {"malloc_over_2e48_refused",
-         [] {
-             void* a = nullptr;
-             return code_fault("aclrtMalloc of 2^60 bytes",
-                               aclrtMalloc(&a, size_t{1} << 60, ACL_MEM_MALLOC_HUGE_FIRST),
-                               ACL_ERROR_BAD_ALLOC);
-         }},
-        {"malloc_beyond_device_memory",
-         [] {
-             void* a = nullptr;
-             const aclError status = aclrtMalloc(&a, size_t{1} << 47, ACL_MEM_MALLOC_HUGE_FIRST);
-             if (status == ACL_SUCCESS) {
-                 aclrtFree(a);
-                 return std::string("128 TiB of device memory was handed out");
-             }
-             return code_fault("aclrtMalloc of 2^47 bytes", status, ACL_ERROR_RT_MEMORY_ALLOCATION);
-         }},
-        {"copy_past_dest_max_refused",
-         [] {
-             void* a = nullptr;
-             aclrtMalloc(&a, 64, ACL_MEM_MALLOC_HUGE_FIRST);
-             std::vector<uint8_t> host(128);
-             std::string fault = code_fault("aclrtMemcpy with count above destMax",
-                                            aclrtMemcpy(a, 64, host.data(), 128, ACL_MEMCPY_HOST_TO_DEVICE),
-                                            ACL_ERROR_INVALID_PARAM);
-             aclrtFree(a);
-             return fault;
-         }},
-        {"malloc_free_reuse",
-         [] {
-             for (int round = 0; round < 64; ++round) {
-                 void* a = nullptr;
-                 if (aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-                     return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
-                 if (aclrtFree(a) != ACL_SUCCESS)
-                     return "round " + std::to_string(round) + ": " + aclGetRecentErrMsg();
-             }
-             return std::string();
-         }},
-        {"async_copy_in_stream_order",
-         [] {
-             aclrtStream stream = nullptr;
-             if (aclrtCreateStream(&stream) != ACL_SUCCESS)
-                 return std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
-             void *a = nullptr, *b = nullptr;
-             aclrtMalloc(&a, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
-             aclrtMalloc(&b, 1 << 16, ACL_MEM_MALLOC_HUGE_FIRST);
-             const auto data = pattern(1 << 16, 3);
-             std::vector<uint8_t> back(1 << 16);
-             std::string fault = code_fault(
-                 "aclrtMemcpyAsync",
-                 aclrtMemcpyAsync(a, 1 << 16, data.data(), 1 << 16, ACL_MEMCPY_HOST_TO_DEVICE, stream),
-                 ACL_SUCCESS);
-             if (fault.empty())
-                 fault =
-                     code_fault("aclrtMemcpyAsync",
-                                aclrtMemcpyAsync(b, 1 << 16, a, 1 << 16, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
-                                ACL_SUCCESS);
-             if (fault.empty())
-                 fault = code_fault(
-                     "aclrtMemcpyAsync",
-                     aclrtMemcpyAsync(back.data(), 1 << 16, b, 1 << 16, ACL_MEMCPY_DEVICE_TO_HOST, stream),
-                     ACL_SUCCESS);
-             if (fault.empty())
-                 fault = code_fault("aclrtSynchronizeStream", aclrtSynchronizeStream(stream), ACL_SUCCESS);
-             if (fault.empty() && back != data)
-                 fault = "three copies in stream order did not give the data back";
-             aclrtFree(a);
-             aclrtFree(b);
-             aclrtDestroyStream(stream);
-             return fault;
-         }},
+        {"malloc_sizes_roundtrip", malloc_sizes_roundtrip},
+        {"blocks_do_not_overlap", blocks_do_not_overlap},
+        {"copy_device_to_device_at_offsets", copy_device_to_device_at_offsets},
+        {"memset_within_block", memset_within_block},
+        {"free_twice_refused", free_twice_refused},
+        {"free_of_host_memory_refused", free_of_host_memory_refused},
+        {"malloc_zero_refused", malloc_zero_refused},
+        {"malloc_over_2e48_refused", malloc_over_2e48_refused},
+        {"malloc_beyond_device_memory", malloc_beyond_device_memory},
+        {"copy_past_dest_max_refused", copy_past_dest_max_refused},
+        {"malloc_free_reuse", malloc_free_reuse},
+        {"async_copy_in_stream_order", async_copy_in_stream_order},
     };
     for (const MemoryCase& c : cases) {
         running(group, "device", c.name);

@@ -268,102 +268,136 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
     }
 }
 
-void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
-    const std::vector<int64_t> shape =
-        kit.quick ? std::vector<int64_t>{16, 1000} : std::vector<int64_t>{64, 2048};
-    const unsigned threads = std::max(2u, kit.threads);
-    const int runs = kit.quick ? 4 : 8;
+namespace {
+
+// The concurrency group's cases of one op, uploaded, with the bits each gives run alone.
+struct ConcurrencyCases {
+    const OpUnderTest& op;
+    unsigned threads;
+    int runs;
+    std::string dims;
     std::vector<RandomCase> cases;
     std::vector<std::unique_ptr<UploadedCase>> uploaded;
-    std::vector<std::vector<uint8_t>> baseline(threads);
-    const std::string dims = std::to_string(shape[0]) + "x" + std::to_string(shape[1]);
-    for (unsigned t = 0; t < threads; ++t) cases.push_back(concurrency_case(op, kit.seed + 1000 + t, shape));
-    // Sequential runs first: each thread's data on its own gives the bits every later run must give.
-    for (unsigned t = 0; t < threads; ++t) {
-        uploaded.push_back(std::make_unique<UploadedCase>(cases[t].golden));
-        if (!run_and_sort(kit.report, kGroupConcurrency, op, cases[t].golden, baseline[t], uploaded[t].get()))
-            return;
-        if (const auto fault = check_random_run(op, cases[t], baseline[t]); !fault.empty()) {
-            kit.report.fail(kGroupConcurrency, op.api, "sequential_" + dims, fault);
-            return;
+    std::vector<std::vector<uint8_t>> baseline;
+};
+
+void record(KitContext& kit, const OpUnderTest& op, const std::string& name, const std::string& fault) {
+    if (fault.empty())
+        kit.report.pass(kGroupConcurrency, op.api);
+    else
+        kit.report.fail(kGroupConcurrency, op.api, name, fault);
+}
+
+// Sequential runs first: each thread's data on its own gives the bits every later run must
+// give. False (reported) when one fails.
+bool run_sequentially(KitContext& kit, ConcurrencyCases& c) {
+    for (unsigned t = 0; t < c.threads; ++t) {
+        c.uploaded.push_back(std::make_unique<UploadedCase>(c.cases[t].golden));
+        if (!run_and_sort(kit.report, kGroupConcurrency, c.op, c.cases[t].golden, c.baseline[t],
+                          c.uploaded[t].get()))
+            return false;
+        if (const auto fault = check_random_run(c.op, c.cases[t], c.baseline[t]); !fault.empty()) {
+            kit.report.fail(kGroupConcurrency, c.op.api, "sequential_" + c.dims, fault);
+            return false;
         }
     }
+    return true;
+}
 
-    // Several host threads, each on its own stream and data, launching at once.
-    const std::string threads_name =
-        "threads_" + std::to_string(threads) + "x" + std::to_string(runs) + "_" + dims;
-    running(kGroupConcurrency, op.api, threads_name);
-    std::vector<std::string> faults(threads);
+// Thread t's part of the threaded case: its own stream, started when every thread has one,
+// then its runs, each compared with the sequential bits; "" or what broke.
+std::string run_on_thread(const ConcurrencyCases& c, unsigned t, std::atomic<unsigned>& ready) {
+    std::string fault;
+    aclrtStream stream = nullptr;
+    if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtCreateStream(&stream) != ACL_SUCCESS) {
+        fault = std::string("a stream could not be made: ") + aclGetRecentErrMsg();
+        ++ready;
+        return fault;
+    }
+    ++ready;
+    while (ready.load() < c.threads) std::this_thread::yield();
+    for (int run = 0; run < c.runs && fault.empty(); ++run) {
+        c.uploaded[t]->reset_output();
+        std::string message;
+        if (c.uploaded[t]->run(stream, message) != ACLNN_SUCCESS)
+            fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) + " failed: " + message;
+        else if (const auto diff = first_difference(c.uploaded[t]->output(), c.baseline[t]); !diff.empty())
+            fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
+                    " differs from the same call run alone: " + diff;
+    }
+    aclrtDestroyStream(stream);
+    return fault;
+}
+
+// Several host threads, each on its own stream and data, launching at once.
+void check_threads(KitContext& kit, const ConcurrencyCases& c) {
+    const std::string name =
+        "threads_" + std::to_string(c.threads) + "x" + std::to_string(c.runs) + "_" + c.dims;
+    running(kGroupConcurrency, c.op.api, name);
+    std::vector<std::string> faults(c.threads);
     std::atomic<unsigned> ready{0};
     std::vector<std::thread> workers;
-    for (unsigned t = 0; t < threads; ++t) {
-        workers.emplace_back([&, t] {
-            std::string& fault = faults[t];
-            aclrtStream stream = nullptr;
-            if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtCreateStream(&stream) != ACL_SUCCESS) {
-                fault = std::string("a stream could not be made: ") + aclGetRecentErrMsg();
-                ++ready;
-                return;
-            }
-            ++ready;
-            while (ready.load() < threads) std::this_thread::yield();
-            for (int run = 0; run < runs && fault.empty(); ++run) {
-                uploaded[t]->reset_output();
-                std::string message;
-                if (uploaded[t]->run(stream, message) != ACLNN_SUCCESS)
-                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
-                            " failed: " + message;
-                else if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]);
-                         !diff.empty())
-                    fault = "thread " + std::to_string(t) + " run " + std::to_string(run + 1) +
-                            " differs from the same call run alone: " + diff;
-            }
-            aclrtDestroyStream(stream);
-        });
-    }
+    for (unsigned t = 0; t < c.threads; ++t)
+        workers.emplace_back([&, t] { faults[t] = run_on_thread(c, t, ready); });
     for (auto& worker : workers) worker.join();
     std::string fault;
     for (const auto& f : faults)
         if (fault.empty()) fault = f;
-    if (fault.empty())
-        kit.report.pass(kGroupConcurrency, op.api);
-    else
-        kit.report.fail(kGroupConcurrency, op.api, threads_name, fault);
+    record(kit, c.op, name, fault);
+}
 
-    // One host thread launching on several streams before synchronizing any.
-    const std::string streams_name = "streams_" + std::to_string(threads) + "_" + dims;
-    running(kGroupConcurrency, op.api, streams_name);
-    fault.clear();
-    std::vector<aclrtStream> streams(threads, nullptr);
-    std::vector<void*> workspaces(threads, nullptr);
-    for (unsigned t = 0; t < threads && fault.empty(); ++t) {
-        uploaded[t]->reset_output();
+// One host thread launching on several streams before synchronizing any.
+void check_streams(KitContext& kit, const ConcurrencyCases& c) {
+    const std::string name = "streams_" + std::to_string(c.threads) + "_" + c.dims;
+    running(kGroupConcurrency, c.op.api, name);
+    std::string fault;
+    std::vector<aclrtStream> streams(c.threads, nullptr);
+    std::vector<void*> workspaces(c.threads, nullptr);
+    for (unsigned t = 0; t < c.threads && fault.empty(); ++t) {
+        c.uploaded[t]->reset_output();
         uint64_t workspace_size = 0;
         aclOpExecutor* executor = nullptr;
         if (aclrtCreateStream(&streams[t]) != ACL_SUCCESS ||
-            uploaded[t]->first_phase(&workspace_size, &executor) != ACLNN_SUCCESS) {
+            c.uploaded[t]->first_phase(&workspace_size, &executor) != ACLNN_SUCCESS) {
             fault = std::string("stream ") + std::to_string(t) + ": " + aclGetRecentErrMsg();
             break;
         }
         if (workspace_size > 0) aclrtMalloc(&workspaces[t], workspace_size, ACL_MEM_MALLOC_HUGE_FIRST);
-        if (op.second_phase(workspaces[t], workspace_size, executor, streams[t]) != ACLNN_SUCCESS)
+        if (c.op.second_phase(workspaces[t], workspace_size, executor, streams[t]) != ACLNN_SUCCESS)
             fault =
                 std::string("the launch on stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
     }
-    for (unsigned t = 0; t < threads; ++t) {
+    for (unsigned t = 0; t < c.threads; ++t) {
         if (streams[t] == nullptr) continue;
         if (aclrtSynchronizeStream(streams[t]) != ACL_SUCCESS && fault.empty())
             fault = std::string("stream ") + std::to_string(t) + " failed: " + aclGetRecentErrMsg();
         if (fault.empty())
-            if (const auto diff = first_difference(uploaded[t]->output(), baseline[t]); !diff.empty())
+            if (const auto diff = first_difference(c.uploaded[t]->output(), c.baseline[t]); !diff.empty())
                 fault = "stream " + std::to_string(t) + " differs from the same call run alone: " + diff;
         aclrtDestroyStream(streams[t]);
         if (workspaces[t] != nullptr) aclrtFree(workspaces[t]);
     }
-    if (fault.empty())
-        kit.report.pass(kGroupConcurrency, op.api);
-    else
-        kit.report.fail(kGroupConcurrency, op.api, streams_name, fault);
+    record(kit, c.op, name, fault);
+}
+
+}  // namespace
+
+void run_concurrency_group(KitContext& kit, const OpUnderTest& op) {
+    const std::vector<int64_t> shape =
+        kit.quick ? std::vector<int64_t>{16, 1000} : std::vector<int64_t>{64, 2048};
+    const unsigned threads = std::max(2u, kit.threads);
+    ConcurrencyCases c{op,
+                       threads,
+                       kit.quick ? 4 : 8,
+                       std::to_string(shape[0]) + "x" + std::to_string(shape[1]),
+                       {},
+                       {},
+                       std::vector<std::vector<uint8_t>>(threads)};
+    for (unsigned t = 0; t < threads; ++t)
+        c.cases.push_back(concurrency_case(op, kit.seed + 1000 + t, shape));
+    if (!run_sequentially(kit, c)) return;
+    check_threads(kit, c);
+    check_streams(kit, c);
 }
 
 }  // namespace nnplug::conformance

@@ -205,15 +205,16 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
         if (role == "target" || (output && kind.out_dtype_is_target)) dtype = target_dtype;
         if (weights_case) dtype = optional ? ACL_FLOAT : output ? dtype : sixteen_bit;
         if (kind.inputs_share_dtype && !output) dtype = target_dtype;
+        // A mutually broadcasting input never takes posWeight's one-dimensional view: the
+        // draw for that view is made only when the input does not broadcast mutually.
+        const bool mutual = kind.broadcasts_mutually && !output && role != whole;
         std::vector<int64_t> view = shape;
         if (output && kind.reducing && reduction != 0)
             view =
                 random() % 2 || kind.reduced_zero_d_only ? std::vector<int64_t>{} : std::vector<int64_t>{1};
-        else if (kind.broadcasts_mutually && !output && role != whole)
-            view = plain ? shape : broadcast_shape(shape, random);
-        else if (role == "posWeight" && !shape.empty() && random() % 2)
+        else if (!mutual && role == "posWeight" && !shape.empty() && random() % 2)
             view = {shape.back()};
-        else if (role == "gradOutput" || role == "weight" || role == "posWeight")
+        else if (mutual || role == "gradOutput" || role == "weight" || role == "posWeight")
             view = plain ? shape : broadcast_shape(shape, random);
         const int layout_kind = plain || weights_case ? (output ? 1 : 0) : static_cast<int>(random() % 3);
         golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
@@ -261,6 +262,103 @@ RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vec
     return make_case(op, random, shape, 0, true, "concurrent");
 }
 
+namespace {
+
+// One view element of a run's output beside its expectations: the bits read back and those of
+// the canonical float32 expression, the float64 reference, and the allowance for cancellation.
+struct ElementUnderCheck {
+    aclDataType dtype;
+    bool reduced;  // the one value of a mean or sum
+    uint32_t got_bits, want_bits;
+    float got, want;
+    double reference, allowance;
+};
+
+// Against the canonical float32 expression: the BCE backward exactly (every operation is
+// exactly rounded), the others within a few ulps (exp and log are the backend's own).
+std::string canonical_fault(const ElementUnderCheck& e, bool bit_exact) {
+    const aclDataType dtype = e.dtype;
+    if (e.reduced) {
+        const double tolerance =
+            (dtype == ACL_FLOAT ? 1e-6 * std::fabs(e.want) : ulp_of(e.want, dtype)) + e.allowance + 1e-37;
+        if (std::fabs(static_cast<double>(e.got) - e.want) > tolerance)
+            return number(e.got) + " is not within " + number(tolerance) + " of the canonical " +
+                   number(e.want);
+    } else if (bit_exact) {
+        if (e.got_bits != e.want_bits)
+            return number(e.got) + " is not the canonical expression's " + number(e.want) + " (" +
+                   std::to_string(ulp_distance(e.got_bits, e.want_bits, dtype)) + " ulps)";
+    } else {
+        const double tolerance = (dtype == ACL_FLOAT ? 4 : 1) * ulp_of(e.want, dtype) + 2 * e.allowance;
+        if (std::fabs(static_cast<double>(e.got) - e.want) > tolerance)
+            return number(e.got) + " is " + std::to_string(ulp_distance(e.got_bits, e.want_bits, dtype)) +
+                   " ulps from the canonical " + number(e.want) + " (allowed " +
+                   (dtype == ACL_FLOAT ? "4" : "1") + " plus " + number(2 * e.allowance) + ")";
+    }
+    return "";
+}
+
+// Against float64: a relative tolerance for float32, one ulp of the rounded reference for
+// the 16-bit types.
+std::string reference_fault(const ElementUnderCheck& e) {
+    const aclDataType dtype = e.dtype;
+    if (dtype == ACL_FLOAT) {
+        const double rtol = e.reduced ? 1e-6 : 1e-5;
+        const double tolerance = rtol * std::fabs(e.reference) + 1e-37 + e.allowance;
+        if (std::fabs(static_cast<double>(e.got) - e.reference) > tolerance)
+            return number(e.got) + " is not within " + number(tolerance) + " of the float64 reference " +
+                   number(e.reference);
+        return "";
+    }
+    const float rounded = rounded_to(static_cast<float>(e.reference), dtype);
+    const double tolerance = ulp_of(rounded, dtype) + e.allowance + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
+    if (!std::isinf(rounded) && std::fabs(static_cast<double>(e.got) - rounded) > tolerance)
+        return number(e.got) + " is more than one ulp from the float64 reference " + number(e.reference);
+    return "";
+}
+
+// Why one element is wrong, or "": NaN and infinity must match exactly; a finite value must
+// pass both the canonical and the float64 check.
+std::string element_fault(const ElementUnderCheck& e, bool bit_exact) {
+    if (std::isnan(e.want) || std::isnan(e.reference))
+        return std::isnan(e.got) ? "" : "expected NaN, got " + number(e.got);
+    if (std::isinf(e.want))
+        return e.got == e.want ? "" : "expected " + number(e.want) + ", got " + number(e.got);
+    std::string fault = canonical_fault(e, bit_exact);
+    if (fault.empty()) fault = reference_fault(e);
+    return fault;
+}
+
+// A 16-bit output rounds the float32 result once; a backend's own exp or log moves it by an
+// ulp only where the result lies within a few float32 ulps of a rounding boundary, which is
+// rare. Many elements an ulp off mean a different computation within the ulp each allows:
+// a weight left unrounded to the promoted dtype, say.
+std::string rounding_share_fault(const std::vector<uint8_t>& output, const std::vector<uint8_t>& canonical,
+                                 aclDataType dtype, const std::vector<int64_t>& view) {
+    size_t off = 0;
+    for (const int64_t index : view)
+        off += bits_at(output, dtype, static_cast<size_t>(index)) !=
+               bits_at(canonical, dtype, static_cast<size_t>(index));
+    if (off * 20 > view.size())
+        return std::to_string(off) + " of " + std::to_string(view.size()) +
+               " elements differ from the canonical expression (more than 5%): the computation is not "
+               "the canonical one (inputs or weights rounded differently?)";
+    return "";
+}
+
+// The storage around the output's view must keep its initial bytes.
+std::string outside_view_fault(const std::vector<uint8_t>& output, const GoldenTensor& out,
+                               const std::vector<int64_t>& view) {
+    std::vector<bool> in_view(output.size() / element_size(out.dtype), false);
+    for (int64_t index : view) in_view[static_cast<size_t>(index)] = true;
+    for (size_t i = 0; i < in_view.size(); ++i)
+        if (!in_view[i] && bits_at(output, out.dtype, i) != bits_at(out.storage, out.dtype, i))
+            return "storage element " + std::to_string(i) + " outside the output's view was written";
+    return "";
+}
+
+}  // namespace
+
 std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
                              const std::vector<uint8_t>& output) {
     const GoldenCase& golden = expected.golden;
@@ -268,81 +366,24 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
     const aclDataType dtype = out.dtype;
     if (output.size() != out.storage.size()) return "the output's storage was not read back";
     const auto view = out.view_indices();
-    std::vector<bool> in_view(output.size() / element_size(dtype), false);
-    for (int64_t index : view) in_view[static_cast<size_t>(index)] = true;
     const bool reduced =
         view.size() == 1 && expected.reference.size() == 1 && op.kit.reducing && golden.attrs.at(0) != 0;
     for (size_t n = 0; n < view.size(); ++n) {
         const size_t at = static_cast<size_t>(view[n]);
-        const uint32_t got_bits = bits_at(output, dtype, at),
-                       want_bits = bits_at(expected.canonical, dtype, at);
-        const float got = value_of(got_bits, dtype), want = value_of(want_bits, dtype);
-        const double reference = expected.reference[n];
-        const double allowance = 4 * 0x1p-23 * expected.magnitude[n];
-        const std::string where = reduced ? (golden.attrs[0] == 1 ? "mean: " : "sum: ")
-                                          : "view element " + std::to_string(n) + ": ";
-        if (std::isnan(want) || std::isnan(reference)) {
-            if (!std::isnan(got)) return where + "expected NaN, got " + number(got);
-            continue;
-        }
-        if (std::isinf(want)) {
-            if (got != want) return where + "expected " + number(want) + ", got " + number(got);
-            continue;
-        }
-        // Against the canonical float32 expression: the BCE backward exactly (every operation
-        // is exactly rounded), the others within a few ulps (exp and log are the backend's own).
-        if (reduced) {
-            const double tolerance =
-                (dtype == ACL_FLOAT ? 1e-6 * std::fabs(want) : ulp_of(want, dtype)) + allowance + 1e-37;
-            if (std::fabs(static_cast<double>(got) - want) > tolerance)
-                return where + number(got) + " is not within " + number(tolerance) + " of the canonical " +
-                       number(want);
-        } else if (op.kit.bit_exact) {
-            if (got_bits != want_bits)
-                return where + number(got) + " is not the canonical expression's " + number(want) + " (" +
-                       std::to_string(ulp_distance(got_bits, want_bits, dtype)) + " ulps)";
-        } else {
-            const double tolerance = (dtype == ACL_FLOAT ? 4 : 1) * ulp_of(want, dtype) + 2 * allowance;
-            if (std::fabs(static_cast<double>(got) - want) > tolerance)
-                return where + number(got) + " is " +
-                       std::to_string(ulp_distance(got_bits, want_bits, dtype)) +
-                       " ulps from the canonical " + number(want) + " (allowed " +
-                       (dtype == ACL_FLOAT ? "4" : "1") + " plus " + number(2 * allowance) + ")";
-        }
-        // Against float64.
-        if (dtype == ACL_FLOAT) {
-            const double rtol = reduced ? 1e-6 : 1e-5;
-            const double tolerance = rtol * std::fabs(reference) + 1e-37 + allowance;
-            if (std::fabs(static_cast<double>(got) - reference) > tolerance)
-                return where + number(got) + " is not within " + number(tolerance) +
-                       " of the float64 reference " + number(reference);
-        } else {
-            const float rounded = rounded_to(static_cast<float>(reference), dtype);
-            const double tolerance =
-                ulp_of(rounded, dtype) + allowance + (dtype == ACL_FLOAT16 ? 0x1p-24 : 1e-37);
-            if (!std::isinf(rounded) && std::fabs(static_cast<double>(got) - rounded) > tolerance)
-                return where + number(got) + " is more than one ulp from the float64 reference " +
-                       number(reference);
-        }
+        ElementUnderCheck e{
+            dtype, reduced, bits_at(output, dtype, at), bits_at(expected.canonical, dtype, at),
+            0.0f,  0.0f,    expected.reference[n],      4 * 0x1p-23 * expected.magnitude[n]};
+        e.got = value_of(e.got_bits, dtype);
+        e.want = value_of(e.want_bits, dtype);
+        if (const std::string fault = element_fault(e, op.kit.bit_exact); !fault.empty())
+            return (reduced ? (golden.attrs[0] == 1 ? "mean: " : "sum: ")
+                            : "view element " + std::to_string(n) + ": ") +
+                   fault;
     }
-    // A 16-bit output rounds the float32 result once; a backend's own exp or log moves it by an
-    // ulp only where the result lies within a few float32 ulps of a rounding boundary, which is
-    // rare. Many elements an ulp off mean a different computation within the ulp each allows:
-    // a weight left unrounded to the promoted dtype, say.
-    if (dtype != ACL_FLOAT && !reduced && view.size() >= 256) {
-        size_t off = 0;
-        for (const int64_t index : view)
-            off += bits_at(output, dtype, static_cast<size_t>(index)) !=
-                   bits_at(expected.canonical, dtype, static_cast<size_t>(index));
-        if (off * 20 > view.size())
-            return std::to_string(off) + " of " + std::to_string(view.size()) +
-                   " elements differ from the canonical expression (more than 5%): the computation is not "
-                   "the canonical one (inputs or weights rounded differently?)";
-    }
-    for (size_t i = 0; i < in_view.size(); ++i)
-        if (!in_view[i] && bits_at(output, dtype, i) != bits_at(out.storage, dtype, i))
-            return "storage element " + std::to_string(i) + " outside the output's view was written";
-    return "";
+    if (dtype != ACL_FLOAT && !reduced && view.size() >= 256)
+        if (std::string fault = rounding_share_fault(output, expected.canonical, dtype, view); !fault.empty())
+            return fault;
+    return outside_view_fault(output, out, view);
 }
 
 }  // namespace nnplug::conformance

@@ -61,7 +61,9 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
     return 0;
 }
 
-int main() {
+// Step by step in one function, as CANN's documentation samples are, so that the two read
+// side by side.
+int main() {  // NOLINT(readability-function-size)
     // 1. (Fixed writing) Initialize the device and stream. For details, see the ACL API manual.
     // Set the device ID in use.
     int32_t deviceId = 0;

@@ -118,6 +118,81 @@ bool known_format(int32_t format) {
     return format >= ACL_FORMAT_UNDEFINED && format <= ACL_FORMAT_FRACTAL_Z;
 }
 
+constexpr const char* kCreateApi = "aclCreateTensor";
+
+// aclCreateTensor's checks that need no arithmetic on the shapes: dimension counts, null
+// arrays, dtype, format and offset. False, with the error set, at the first that fails.
+bool plain_arguments_valid(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t* stride, int64_t offset, aclFormat format,
+                           const int64_t* storageDims, uint64_t storageDimsNum) {
+    constexpr uint64_t kMaxRank = 64;  // the ops accept 8; more is refused there, with a message
+    if (viewDimsNum > kMaxRank || storageDimsNum > kMaxRank) {
+        set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", kCreateApi,
+                       viewDimsNum, storageDimsNum, kMaxRank);
+        return false;
+    }
+    if ((viewDimsNum > 0 && (viewDims == nullptr || stride == nullptr)) ||
+        (storageDimsNum > 0 && storageDims == nullptr)) {
+        set_last_error("{}: viewDims, stride or storageDims is null while its count is not 0", kCreateApi);
+        return false;
+    }
+    if (dtype_size(enum_bits(dataType)) == 0) {
+        set_last_error("{}: dataType {} has no fixed element size", kCreateApi, enum_bits(dataType));
+        return false;
+    }
+    if (!known_format(enum_bits(format))) {
+        set_last_error("{}: format {} is not an aclFormat", kCreateApi, enum_bits(format));
+        return false;
+    }
+    if (offset < 0) {
+        set_last_error("{}: offset {} is negative", kCreateApi, offset);
+        return false;
+    }
+    return true;
+}
+
+// The view's element count and the last storage element it reaches from offset. False, with
+// the error set, for a negative size or stride or a count past kMaxElements.
+bool measure_view(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, int64_t offset,
+                  int64_t& view_count, int64_t& last_index) {
+    view_count = 1;
+    last_index = offset;
+    for (size_t i = 0; i < view.size(); ++i) {
+        if (view[i] < 0 || strides[i] < 0) {
+            set_last_error("{}: dimension {} has size {} and stride {}; neither may be negative", kCreateApi,
+                           static_cast<uint64_t>(i), view[i], strides[i]);
+            return false;
+        }
+        int64_t reach = view[i] == 0 ? 0 : view[i] - 1;
+        if (!checked_multiply(view_count, view[i]) || !checked_multiply(reach, strides[i]) ||
+            last_index > kMaxElements - reach) {
+            set_last_error("{}: view {} with strides {} overflows the element count", kCreateApi,
+                           shape_string(view), shape_string(strides));
+            return false;
+        }
+        last_index += reach;
+    }
+    return true;
+}
+
+// The storage's element count. False, with the error set, for a negative size or a count
+// whose bytes would pass kMaxElements.
+bool measure_storage(const std::vector<int64_t>& storage, size_t element_size, int64_t& storage_count) {
+    storage_count = 1;
+    for (const int64_t dim : storage) {
+        if (dim < 0 || !checked_multiply(storage_count, dim)) {
+            set_last_error("{}: storage shape {} is negative or overflows the element count", kCreateApi,
+                           shape_string(storage));
+            return false;
+        }
+    }
+    if (storage_count > kMaxElements / static_cast<int64_t>(element_size)) {
+        set_last_error("{}: storage shape {} overflows the byte count", kCreateApi, shape_string(storage));
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 bool tensor_is_live(const aclTensor* tensor) {
@@ -208,61 +283,17 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
                            const int64_t* stride, int64_t offset, aclFormat format,
                            const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
     using nnplug::set_last_error;
-    constexpr const char* api = "aclCreateTensor";
-    constexpr uint64_t kMaxRank = 64;  // the ops accept 8; more is refused there, with a message
-    if (viewDimsNum > kMaxRank || storageDimsNum > kMaxRank) {
-        set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", api, viewDimsNum,
-                       storageDimsNum, kMaxRank);
+    constexpr const char* api = nnplug::kCreateApi;
+    if (!nnplug::plain_arguments_valid(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+                                       storageDimsNum))
         return nullptr;
-    }
-    if ((viewDimsNum > 0 && (viewDims == nullptr || stride == nullptr)) ||
-        (storageDimsNum > 0 && storageDims == nullptr)) {
-        set_last_error("{}: viewDims, stride or storageDims is null while its count is not 0", api);
-        return nullptr;
-    }
-    const size_t element_size = nnplug::dtype_size(nnplug::enum_bits(dataType));
-    if (element_size == 0) {
-        set_last_error("{}: dataType {} has no fixed element size", api, nnplug::enum_bits(dataType));
-        return nullptr;
-    }
-    if (!nnplug::known_format(nnplug::enum_bits(format))) {
-        set_last_error("{}: format {} is not an aclFormat", api, nnplug::enum_bits(format));
-        return nullptr;
-    }
-    if (offset < 0) {
-        set_last_error("{}: offset {} is negative", api, offset);
-        return nullptr;
-    }
     std::vector<int64_t> view(viewDims, viewDims + viewDimsNum);
     std::vector<int64_t> strides(stride, stride + viewDimsNum);
     std::vector<int64_t> storage(storageDims, storageDims + storageDimsNum);
     int64_t view_count = 1, storage_count = 1, last_index = offset;
-    for (uint64_t i = 0; i < viewDimsNum; ++i) {
-        if (view[i] < 0 || strides[i] < 0) {
-            set_last_error("{}: dimension {} has size {} and stride {}; neither may be negative", api, i,
-                           view[i], strides[i]);
-            return nullptr;
-        }
-        int64_t reach = view[i] == 0 ? 0 : view[i] - 1;
-        if (!nnplug::checked_multiply(view_count, view[i]) || !nnplug::checked_multiply(reach, strides[i]) ||
-            last_index > nnplug::kMaxElements - reach) {
-            set_last_error("{}: view {} with strides {} overflows the element count", api,
-                           nnplug::shape_string(view), nnplug::shape_string(strides));
-            return nullptr;
-        }
-        last_index += reach;
-    }
-    for (uint64_t i = 0; i < storageDimsNum; ++i) {
-        if (storage[i] < 0 || !nnplug::checked_multiply(storage_count, storage[i])) {
-            set_last_error("{}: storage shape {} is negative or overflows the element count", api,
-                           nnplug::shape_string(storage));
-            return nullptr;
-        }
-    }
-    if (storage_count > nnplug::kMaxElements / static_cast<int64_t>(element_size)) {
-        set_last_error("{}: storage shape {} overflows the byte count", api, nnplug::shape_string(storage));
+    if (!nnplug::measure_view(view, strides, offset, view_count, last_index) ||
+        !nnplug::measure_storage(storage, nnplug::dtype_size(nnplug::enum_bits(dataType)), storage_count))
         return nullptr;
-    }
     if (view_count > 0 && last_index >= storage_count) {
         set_last_error(
             "{}: view {} with strides {} and offset {} reaches element {}, past storage {} "

@@ -93,6 +93,9 @@ PYBIND11_MODULE(_nnplug, m) {
     // Kept for the life of the process (never released at interpreter exit).
     static PyObject* error_type =
         py::object(py::module_::import("nnplug._error").attr("Error")).release().ptr();
+    // pybind11 keeps translators as void (*)(std::exception_ptr): only a lambda of exactly that
+    // signature converts, so the parameter stays by value.
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
     py::register_exception_translator([](std::exception_ptr failure) {
         try {
             if (failure) std::rethrow_exception(failure);

@@ -132,7 +132,7 @@ TEST_F(Concurrency, EveryOpFromEightThreadsGivesTheBytesOfOneThread) {
         });
     for (std::thread& thread : threads) thread.join();
     EXPECT_EQ(failures.load(), 0) << message();
-    EXPECT_EQ(mismatches.load(), 0) << "of " << kThreads * 3 * calls.size() << " calls";
+    EXPECT_EQ(mismatches.load(), 0) << "of " << size_t{kThreads} * 3 * calls.size() << " calls";
 }
 
 // Not a RuntimeTest: this one finalizes in the middle.

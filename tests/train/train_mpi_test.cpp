@@ -171,7 +171,7 @@ TEST_F(TrainMpi, ResumeWithTheSameRanksEndsWithTheMetricsOfAnUninterruptedRun) {
         ASSERT_EQ(first.exit_code, 130) << first.output;
         EXPECT_NE(first.output.find("checkpoint written"), std::string::npos) << first.output;
         auto resumed = kLogistic;
-        resumed.push_back("--resume");
+        resumed.emplace_back("--resume");
         const RunResult second = run(2, output, resumed);
         ASSERT_EQ(second.exit_code, 0) << second.output;
         EXPECT_NE(second.output.find("Resumed from"), std::string::npos) << second.output;
@@ -213,7 +213,7 @@ TEST_F(TrainMpi, AKilledRankStopsTheJobNamingItAndTheLastCheckpointResumes) {
     auto finite = settings;
     finite.insert(finite.end(), {"--set", "train.epochs=" + std::to_string(epochs)});
     auto resumed = finite;
-    resumed.push_back("--resume");
+    resumed.emplace_back("--resume");
     const RunResult second = run(3, output, resumed);
     ASSERT_EQ(second.exit_code, 0) << second.output;
     const RunResult whole = run(0, folder.path() / "whole", finite);
@@ -229,7 +229,7 @@ RunResult run_two(const std::filesystem::path& output, const std::vector<std::st
     std::vector<std::string> arguments = {NNPLUG_MPIEXEC, "--oversubscribe", "--bind-to", "none",
                                           "--allow-run-as-root"};
     for (const auto* extra : {&rank0, &rank1}) {
-        if (extra == &rank1) arguments.push_back(":");
+        if (extra == &rank1) arguments.emplace_back(":");
         arguments.insert(arguments.end(), {"-np", "1", NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG,
                                            "--output", output.string()});
         arguments.insert(arguments.end(), extra->begin(), extra->end());

@@ -136,7 +136,7 @@ TEST_F(TrainRun, ResumeEndsWithTheMetricsOfAnUninterruptedRun) {
         ASSERT_EQ(first.exit_code, 130) << first.output;
         EXPECT_NE(first.output.find("checkpoint written"), std::string::npos);
         auto resumed = settings;
-        resumed.push_back("--resume");
+        resumed.emplace_back("--resume");
         const RunResult second = run(output, resumed);
         ASSERT_EQ(second.exit_code, 0) << second.output;
         EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"))
@@ -163,7 +163,7 @@ TEST_F(TrainRun, SigintWritesACheckpointAndResumeMatches) {
     const std::vector<std::string> settings = {"--synthetic", "20000,8", "--set",
                                                "train.epochs=" + std::to_string(epochs)};
     auto resumed = settings;
-    resumed.push_back("--resume");
+    resumed.emplace_back("--resume");
     const RunResult second = run(output, resumed);
     ASSERT_EQ(second.exit_code, 0) << second.output;
     const RunResult whole = run(folder.path() / "whole", settings);
@@ -289,7 +289,7 @@ std::filesystem::path edited_config(const TempFolder& folder, const std::string&
     EXPECT_NE(at, std::string::npos) << from;
     if (at != std::string::npos) text.replace(at, from.size(), to);
     // Beside the shipped one, so that its relative data path still resolves.
-    const auto path = std::filesystem::path(NNPLUG_TRAIN_CONFIG).parent_path() / name;
+    auto path = std::filesystem::path(NNPLUG_TRAIN_CONFIG).parent_path() / name;
     std::ofstream(path) << text;
     (void)folder;
     return path;

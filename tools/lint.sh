@@ -36,8 +36,11 @@ done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # clang-tidy prints "N warnings generated." for the suppressed ones; only findings matter.
+# The Python module is compiled with GCC's -fno-fat-lto-objects (pybind11), which clang
+# does not know: that flag is not a finding.
 if ! printf '%s\0' "${units[@]}" |
-  xargs -0 -n 4 -P "$(nproc)" clang-tidy-14 -p "$BUILD_DIR" --quiet >"$log" 2>&1; then
+  xargs -0 -n 4 -P "$(nproc)" clang-tidy-14 -p "$BUILD_DIR" --quiet \
+    --extra-arg=-Wno-ignored-optimization-argument >"$log" 2>&1; then
   status=1
 fi
 findings=$(grep -cE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" || true)

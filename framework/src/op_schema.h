@@ -56,6 +56,10 @@ struct AttrSpec {
     const char* range;  // the message's description of the range: "0 (none), 1 (mean) or 2 (sum)"
 };
 
+// The loss ops' reduction argument, as CANN's aclnn signatures spell and bound it.
+inline constexpr AttrSpec kReductionAttr = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
+                                            NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
+
 // The first-phase checks; each op lists them in the order its API documents.
 enum class Check : uint8_t {
     kNull,      // required tensors, workspaceSize and executor not null

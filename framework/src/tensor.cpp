@@ -122,9 +122,11 @@ constexpr const char* kCreateApi = "aclCreateTensor";
 
 // aclCreateTensor's checks that need no arithmetic on the shapes: dimension counts, null
 // arrays, dtype, format and offset. False, with the error set, at the first that fails.
-bool plain_arguments_valid(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
-                           const int64_t* stride, int64_t offset, aclFormat format,
-                           const int64_t* storageDims, uint64_t storageDimsNum) {
+// dtype and format come as their raw bits: a caller may pass any int, which no enum
+// parameter may hold (UBSan refuses the load).
+bool plain_arguments_valid(const int64_t* viewDims, uint64_t viewDimsNum, int32_t dtype,
+                           const int64_t* stride, int64_t offset, int32_t format, const int64_t* storageDims,
+                           uint64_t storageDimsNum) {
     constexpr uint64_t kMaxRank = 64;  // the ops accept 8; more is refused there, with a message
     if (viewDimsNum > kMaxRank || storageDimsNum > kMaxRank) {
         set_last_error("{}: {} view and {} storage dimensions; at most {} are accepted", kCreateApi,
@@ -136,12 +138,12 @@ bool plain_arguments_valid(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
         set_last_error("{}: viewDims, stride or storageDims is null while its count is not 0", kCreateApi);
         return false;
     }
-    if (dtype_size(enum_bits(dataType)) == 0) {
-        set_last_error("{}: dataType {} has no fixed element size", kCreateApi, enum_bits(dataType));
+    if (dtype_size(dtype) == 0) {
+        set_last_error("{}: dataType {} has no fixed element size", kCreateApi, dtype);
         return false;
     }
-    if (!known_format(enum_bits(format))) {
-        set_last_error("{}: format {} is not an aclFormat", kCreateApi, enum_bits(format));
+    if (!known_format(format)) {
+        set_last_error("{}: format {} is not an aclFormat", kCreateApi, format);
         return false;
     }
     if (offset < 0) {
@@ -284,8 +286,8 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
                            const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
     using nnplug::set_last_error;
     constexpr const char* api = nnplug::kCreateApi;
-    if (!nnplug::plain_arguments_valid(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
-                                       storageDimsNum))
+    if (!nnplug::plain_arguments_valid(viewDims, viewDimsNum, nnplug::enum_bits(dataType), stride, offset,
+                                       nnplug::enum_bits(format), storageDims, storageDimsNum))
         return nullptr;
     std::vector<int64_t> view(viewDims, viewDims + viewDimsNum);
     std::vector<int64_t> strides(stride, stride + viewDimsNum);

@@ -8,9 +8,6 @@
 namespace nnplug {
 namespace {
 
-constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
-                                 NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
-
 // Both ops check in this order: null, rank, dtype (and the SoC's rule), format, shape,
 // reduction, promotion.
 const std::vector<Check> kCheckOrder = {Check::kNull,  Check::kRank,  Check::kDtype,    Check::kFormat,
@@ -27,7 +24,7 @@ const OpSchema kForward = {
         {"weight", false, true, ShapeRule::kBroadcastsTo, true, true},
         {"out", true, false, ShapeRule::kIterationOrReduced, false, false},
     },
-    {kReduction},
+    {kReductionAttr},
     kCheckOrder,
 };
 
@@ -41,7 +38,7 @@ const OpSchema kBackward = {
         {"weightOptional", false, true, ShapeRule::kBroadcastsTo, true, true},
         {"out", true, false, ShapeRule::kEqualsIteration, false, false},
     },
-    {kReduction},
+    {kReductionAttr},
     kCheckOrder,
 };
 

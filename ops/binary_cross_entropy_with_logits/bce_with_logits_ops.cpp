@@ -9,9 +9,6 @@
 namespace nnplug {
 namespace {
 
-constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
-                                 NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
-
 // Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
 // as self, takes part in promotion, the slot whose dtype it must equal.
 //
@@ -30,7 +27,7 @@ OpSchema forward_schema() {
             {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, false},
             {"out", true, false, ShapeRule::kIterationOrReduced, false, false, NNPLUG_BCE_WITH_LOGITS_TARGET},
         },
-        {kReduction},
+        {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
     };
     schema.empty_reduction_written = true;
@@ -52,7 +49,7 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* outpu
             {output, true, false, ShapeRule::kEqualsIteration, true, false,
              NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET},
         },
-        {kReduction},
+        {kReductionAttr},
         {Check::kNull, Check::kRank, Check::kDtype, Check::kFormat, Check::kShape, Check::kAttrs,
          Check::kPromotion},
     };

@@ -8,9 +8,6 @@
 namespace nnplug {
 namespace {
 
-constexpr AttrSpec kReduction = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
-                                 NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
-
 // Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
 // as self, takes part in promotion, the slot whose dtype it must equal.
 //
@@ -26,7 +23,7 @@ OpSchema forward_schema() {
             {"target", false, false, ShapeRule::kBroadcastsMutually, false, true},
             {"out", true, false, ShapeRule::kIterationOrReduced, false, false},
         },
-        {kReduction},
+        {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kPromotion, Check::kRank, Check::kAttrs, Check::kShape},
     };
     schema.empty_reduction_written = true;
@@ -50,7 +47,7 @@ OpSchema backward_schema() {
              NNPLUG_MSE_LOSS_BACKWARD_SELF},
             {"out", true, false, ShapeRule::kEqualsIteration, false, false},
         },
-        {kReduction},
+        {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
     };
     schema.mean_count = MeanCount::kSelf;

@@ -69,7 +69,7 @@ sanitize() {
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -R "^RuntimeCalls$"
   cmake -S . -B "$BUILD_DIR-tsan" "${configure[@]}" -DNNPLUG_SANITIZE=thread
-  cmake --build "$BUILD_DIR-tsan" -j "$(nproc)" --target concurrency_test
+  cmake --build "$BUILD_DIR-tsan" -j "$(nproc)" --target concurrency_test handle_race_test
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/concurrency/tsan_suppressions.txt" \
     ctest --test-dir "$BUILD_DIR-tsan" --output-on-failure -j "$(nproc)" -L concurrency
 }

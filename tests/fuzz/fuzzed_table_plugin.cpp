@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -118,11 +119,30 @@ uint32_t struct_size(Bytes& bytes, uint32_t good) {
     }
 }
 
+// `count` elements that end where an unreadable page begins: a table that declares one
+// element more than its array holds points the loader at memory it cannot read, which its
+// probe must refuse (past a global array the memory is readable and reading it is
+// undefined, so no loader could tell).
+template <typename T, size_t count>
+T* before_guard_page() {
+    static T* elements = [] {
+        const long page = sysconf(_SC_PAGESIZE);
+        void* pages = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (pages == MAP_FAILED) std::abort();
+        char* end = static_cast<char*>(pages) + page;
+        mprotect(end, static_cast<size_t>(page), PROT_NONE);
+        static_assert(sizeof(T) % alignof(T) == 0);
+        return reinterpret_cast<T*>(end - count * sizeof(T));
+    }();
+    return elements;
+}
+
 nnplug_plugin g_table;
 nnplug_device_i g_device;
 nnplug_op_i g_ops[3];
-const nnplug_op_i* g_op_pointers[3];
-nnplug_option_info g_options[2];
+const nnplug_op_i** const g_op_pointers = before_guard_page<const nnplug_op_i*, 3>();
+nnplug_option_info* const g_options = before_guard_page<nnplug_option_info, 2>();
 
 void build(Bytes& bytes) {
     g_table = fake::table("fuzzed");
@@ -130,8 +150,8 @@ void build(Bytes& bytes) {
     g_table.struct_size = struct_size(bytes, sizeof(nnplug_plugin));
     g_table.name = text(bytes, "fuzzed");
     g_table.description = text(bytes, "a table made of fuzz input");
-    for (nnplug_option_info& option : g_options)
-        option = {text(bytes, "threads"), text(bytes, "0"), text(bytes, "worker threads")};
+    for (size_t i = 0; i < 2; ++i)
+        g_options[i] = {text(bytes, "threads"), text(bytes, "0"), text(bytes, "worker threads")};
     g_table.options = pointer(bytes, g_options);
     g_table.option_count = count(bytes, 2);
     const uint8_t functions = bytes.next();

@@ -20,6 +20,7 @@
 #include "logging.h"
 #include "plugin_locator.h"
 #include "spelling.h"
+#include "yaml_document.h"
 
 namespace nnplug {
 namespace {
@@ -246,11 +247,11 @@ bool load_runtime_config(const std::filesystem::path& path, RuntimeConfig& confi
     RuntimeConfig parsed;
     parsed.source = file;
     try {
-        const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-        if (documents.size() > 1)
+        const YamlDocument document = load_first_yaml_document(text);
+        if (document.second_start)
             throw ParseFailure{fmt::format("{}: a second YAML document ('---'); a config is one document",
-                                           where(file, documents[1].Mark()))};
-        read_document(file, documents.empty() ? YAML::Node() : documents[0], parsed);
+                                           where(file, *document.second_start))};
+        read_document(file, document.root, parsed);
     } catch (const ParseFailure& failure) {
         error = {ACL_ERROR_PARSE_FILE, "aclInit: " + failure.message};
         return false;

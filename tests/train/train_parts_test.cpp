@@ -844,6 +844,24 @@ TEST(TrainSettings, AMappingThatHoldsItselfIsRefusedByName) {
               twice.string() + ":2:24: key 'application.optimizer.lr' appears twice");
 }
 
+TEST(TrainSettings, ADocumentThatCannotStartIsRefusedNotLoopedOn) {
+    // yaml-cpp's LoadAll never returns on these (an empty document that consumes nothing,
+    // forever); the reader must refuse them at once, and still name a real second document.
+    TempFolder folder;
+    for (const std::string& text :
+         {std::string(","), std::string("---\n,\n"), std::string("a: 1\n...\n,\n")}) {
+        const auto config = folder.write("stuck.yaml", text);
+        EXPECT_NE(error_of([&] {
+                      read_config_document(config);
+                  }).find("malformed YAML: no YAML document can start here"),
+                  std::string::npos)
+            << text;
+    }
+    const auto two = folder.write("two.yaml", "application: {}\n---\nbackend: nosuch\n");
+    EXPECT_EQ(error_of([&] { read_config_document(two); }),
+              two.string() + ":2:1: a second YAML document ('---'); a config is one document");
+}
+
 TEST(TrainSettings, ReadsLossAndPosWeight) {
     TempFolder folder;
     folder.write("data.csv", "1,2,0\n3,4,1\n");

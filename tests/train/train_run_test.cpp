@@ -259,7 +259,7 @@ TEST_F(TrainRun, FifosDevicesAndOversizedInputsAreRefusedAtOnce) {
                "config file '" + big.string() + "' is 1048579 bytes; the largest accepted is 1048576 bytes");
     const auto multi =
         folder.write("multi.yaml", "application: {train: {epochs: 2}}\n---\nbackend: nosuch\n");
-    config_run(multi, multi.string() + ": holds 2 YAML documents");
+    config_run(multi, multi.string() + ":2:1: a second YAML document");
 }
 
 TEST_F(TrainRun, ControlBytesFromTheUserArePrintedEscaped) {

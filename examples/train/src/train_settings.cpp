@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "safe_file.h"
@@ -260,6 +263,33 @@ std::vector<std::string> split(const std::string& text, char separator) {
     }
 }
 
+// Where the text's second YAML document starts, if it has one. Not YAML::LoadAll: yaml-cpp
+// 0.7's LoadAll never returns on some malformed texts (a ',' where a document should start
+// makes an empty document without being consumed, again and again). A document that starts
+// where the one before it started is that case, and is refused as malformed.
+std::optional<YAML::Mark> second_document_start(const std::string& text) {
+    struct Starts final : YAML::EventHandler {
+        std::vector<YAML::Mark> marks;
+        void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+        void OnDocumentEnd() override {}
+        void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+        void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+        void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+        void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                             YAML::EmitterStyle::value) override {}
+        void OnSequenceEnd() override {}
+        void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                        YAML::EmitterStyle::value) override {}
+        void OnMapEnd() override {}
+    } starts;
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    while (starts.marks.size() < 3 && parser.HandleNextDocument(starts))
+        if (starts.marks.size() >= 2 && starts.marks.back().pos == starts.marks.end()[-2].pos)
+            throw YAML::ParserException(starts.marks.back(), "no YAML document can start here");
+    return starts.marks.size() >= 2 ? std::optional<YAML::Mark>(starts.marks[1]) : std::nullopt;
+}
+
 }  // namespace
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
@@ -267,18 +297,16 @@ ConfigDocument read_config_document(const std::filesystem::path& path) {
     const std::string text = read_regular_file(path, kLargestConfigBytes, "config file");
     ConfigDocument document;
     document.source = std::filesystem::absolute(path);
-    std::vector<YAML::Node> documents;
     try {
-        documents = YAML::LoadAll(text);
+        if (const std::optional<YAML::Mark> second = second_document_start(text))
+            throw std::runtime_error(
+                fmt::format("{}:{}:{}: a second YAML document ('---'); a config is one document", shown,
+                            second->line + 1, second->column + 1));
+        document.root = YAML::Load(text);
     } catch (const YAML::Exception& exception) {
         throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", shown, exception.mark.line + 1,
                                              exception.mark.column + 1, printable(exception.msg)));
     }
-    if (documents.size() > 1)
-        throw std::runtime_error(
-            fmt::format("{}: holds {} YAML documents (separated by '---'); a config is one document", shown,
-                        documents.size()));
-    document.root = documents.empty() ? YAML::Node() : documents.front();
     if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
     if (!document.root.IsMap())
         throw std::runtime_error(fmt::format("{}: the top level must be a mapping of keys to values", shown));

@@ -98,6 +98,7 @@ void print_operand(const nnplug_op_schema& op, size_t slot) {
     if (operand.same_format) rules += ", self's format";
     if (operand.promotes) rules += ", promotes";
     if (operand.dtype_of >= 0) rules += fmt::format(", dtype of {}", op.operands[operand.dtype_of].name);
+    if (operand.rounded_to_promoted) rules += ", rounded to the promoted dtype";
     fmt::print("    {} {:<18} {:<7} {}\n", slot, operand.name, operand.output ? "output" : "input", rules);
 }
 
@@ -120,6 +121,9 @@ int print_op_schemas() {
                    op.empty_reduction_written ? "a reduced output is written (mean NaN, sum 0)"
                                               : "nothing is written",
                    op.mean_count == NNPLUG_MEAN_OVER_SELF ? "self's elements" : "the iteration space");
+        fmt::print("  promise: {}\n", op.promise == NNPLUG_PROMISE_CANONICAL_BITS
+                                          ? "the canonical float32 expression, bit for bit"
+                                          : "within the stated tolerance of float64");
     }
     fmt::print("{} op(s)\n", nnplug_op_schema_count());
     return 0;

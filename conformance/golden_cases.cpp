@@ -318,7 +318,7 @@ std::string check_golden_run(const GoldenCase& golden, const GoldenRun& run) {
         }
         return "";
     }
-    if (reduction != 0 && op_named(golden.op).kit.reducing) {
+    if (reduction != 0 && op_named(golden.op).schema.reducing) {
         if (view.size() != 1 || golden.reference.size() != 1)
             return "a reduced case needs one output element";
         const float got = value_of(bits_at(after, dtype, view[0]), dtype);

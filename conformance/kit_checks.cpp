@@ -27,7 +27,7 @@ struct ErrorCase {
 };
 
 bool is_loss(const OpUnderTest& op) {
-    return op.kit.reducing;
+    return op.schema.reducing;
 }
 
 int slot_of(const OpUnderTest& op, const std::string& role) {
@@ -114,14 +114,14 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
                          }});
     if (is_loss(op))
         cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID,
-                         op.kit.reduced_zero_d_only ? "must be [] (0-d)" : "must be [] or [1]",
+                         op.schema.reduced_zero_d_only ? "must be [] (0-d)" : "must be [] or [1]",
                          [](Call& call) { call.attrs[0] = 1; }});
-    if (op.kit.out_dtype_is_target)
+    if (op.schema.out_dtype_is_target)
         cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
                          [out, &scratch](Call& call) {
                              call.tensors[out] = scratch.make({4, 5}, ACL_FLOAT16);
                          }});
-    if (op.kit.checks_format)
+    if (op.schema.checks_format)
         cases.push_back({"format_target", ACLNN_ERR_PARAM_INVALID, "format", [&op, &scratch](Call& call) {
                              call.tensors[slot_of(op, "target")] =
                                  scratch.make({4, 5}, ACL_FLOAT, {}, 0, ACL_FORMAT_NCHW);

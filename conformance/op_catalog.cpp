@@ -1,8 +1,59 @@
 #include "op_catalog.h"
 
+#include <nnplug/op_schema.h>
+
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace nnplug::conformance {
+namespace {
+
+const nnplug_op_schema& published_schema(const OpUnderTest& op) {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema* schema = nnplug_op_schema_at(i);
+        if (std::strcmp(schema->api, op.api) == 0) {
+            if (schema->operand_count != op.operands.size())
+                throw std::logic_error(std::string(op.api) + ": the kit's entry and the published schema " +
+                                       "have different operands");
+            return *schema;
+        }
+    }
+    throw std::logic_error(std::string(op.api) + " has no published schema");
+}
+
+SchemaRules derive(const OpUnderTest& op) {
+    const nnplug_op_schema& schema = published_schema(op);
+    const auto slot = [&op](const std::string& role) {
+        const auto found = std::find(op.operands.begin(), op.operands.end(), role);
+        return found == op.operands.end() ? -1 : static_cast<int>(found - op.operands.begin());
+    };
+    const int self = slot("self"), target = slot("target"), out = slot(op.output);
+    SchemaRules rules;
+    rules.reducing = schema.operands[out].shape == NNPLUG_SHAPE_ITERATION_OR_REDUCED;
+    rules.reduced_zero_d_only = schema.reduced_shape == NNPLUG_REDUCED_SCALAR;
+    rules.out_dtype_is_target = target >= 0 && schema.operands[out].dtype_of == target;
+    rules.checks_format = target >= 0 && schema.operands[target].same_format;
+    rules.mean_over_self = schema.mean_count == NNPLUG_MEAN_OVER_SELF;
+    rules.bit_exact = schema.promise == NNPLUG_PROMISE_CANONICAL_BITS;
+    rules.inputs_share_dtype = true;
+    for (size_t i = 0; i < schema.operand_count; ++i) {
+        const nnplug_operand_schema& operand = schema.operands[i];
+        rules.broadcasts_mutually |= operand.shape == NNPLUG_SHAPE_BROADCASTS_MUTUALLY;
+        if (!operand.output && static_cast<int>(i) != self)
+            rules.inputs_share_dtype &= operand.dtype_of == self;
+        rules.optional.push_back(operand.optional != 0);
+        rules.rounded_to_promoted.push_back(operand.rounded_to_promoted != 0);
+    }
+    return rules;
+}
+
+}  // namespace
+
+bool SchemaRules::rounds_to_promoted() const {
+    return std::find(rounded_to_promoted.begin(), rounded_to_promoted.end(), true) !=
+           rounded_to_promoted.end();
+}
 
 const std::vector<OpUnderTest>& op_catalog() {
     static const std::vector<OpUnderTest> ops = [] {
@@ -10,6 +61,7 @@ const std::vector<OpUnderTest>& op_catalog() {
 #define NNPLUG_OP_SOURCE(stem) register_##stem(all);
 #include "conformance_op_sources.inc"
 #undef NNPLUG_OP_SOURCE
+        for (OpUnderTest& op : all) op.schema = derive(op);
         return all;
     }();
     return ops;

@@ -34,19 +34,27 @@ struct ElementExpectation {
 // The values `self` holds in the kit's random cases.
 enum class SelfValues { kProbability, kLogit, kReal };
 
-// The rules the kit's random and error cases follow for an op, which its folder states.
+// What the kit needs to know of an op that only its folder can say: its element formulas
+// and the values self holds.
 struct KitRules {
     ElementExpectation (*evaluate)(const ElementInputs&) = nullptr;
     SelfValues self_values = SelfValues::kReal;
-    bool reducing = false;                     // a loss: mean and sum reduce out to one element
-    bool reduced_zero_d_only = false;          // a reduced out must be 0-d ([1] is refused)
-    bool out_dtype_is_target = false;          // out's dtype must equal target's
-    bool checks_format = true;                 // self, target and out must share a format
-    bool broadcasts_mutually = false;          // the inputs broadcast to each other, not to self
-    bool mean_over_self = false;               // a gradient's mean divides by self's own count
-    bool inputs_share_dtype = false;           // every input has target's dtype (no promotion)
-    bool weights_rounded_to_promoted = false;  // weight and posWeight are cast to promote(self, target)
-    bool bit_exact = false;  // every element is its canonical expression exactly (no exp/log)
+};
+
+// The rules the kit's random and error cases follow, derived by op_catalog() from the
+// schema libnnplug publishes for the op (nnplug/op_schema.h), never stated by hand.
+struct SchemaRules {
+    bool reducing = false;                  // a loss: mean and sum reduce out to one element
+    bool reduced_zero_d_only = false;       // a reduced out must be 0-d ([1] is refused)
+    bool out_dtype_is_target = false;       // out's dtype must equal target's
+    bool checks_format = false;             // self, target and out must share a format
+    bool broadcasts_mutually = false;       // the inputs broadcast to each other, not to self
+    bool mean_over_self = false;            // a gradient's mean divides by self's own count
+    bool inputs_share_dtype = false;        // every input has self's dtype (no promotion)
+    bool bit_exact = false;                 // every element is its canonical expression exactly
+    std::vector<bool> optional;             // per operand: may be absent
+    std::vector<bool> rounded_to_promoted;  // per operand: cast to promote(self, target) first
+    bool rounds_to_promoted() const;        // some operand is
 };
 
 struct OpUnderTest {
@@ -66,6 +74,7 @@ struct OpUnderTest {
     // compares them bit for bit), though not necessarily PyTorch's (exp and log differ).
     bool same_bits_on_every_backend = false;
     KitRules kit;
+    SchemaRules schema;  // filled in by op_catalog()
 };
 
 // The op folders' entries; the build lists the files (nnplug_op_sources).
@@ -78,7 +87,8 @@ inline aclTensor* writable(const aclTensor* tensor) {
     return const_cast<aclTensor*>(tensor);
 }
 
-// Every op nnplug implements.
+// Every op nnplug implements, with its SchemaRules. Throws std::logic_error for an entry
+// whose published schema is missing or has other operands.
 const std::vector<OpUnderTest>& op_catalog();
 // The op called name; throws std::out_of_range for an unknown one.
 const OpUnderTest& op_named(const std::string& name);

@@ -126,14 +126,18 @@ void expect(const OpUnderTest& op, RandomCase& c) {
     const std::vector<int64_t>& shape = c.shape;
     const int64_t count = element_count(shape);
     const int64_t reduction = golden.attrs.at(0);
-    const bool reduced_out = op.kit.reducing && reduction != 0;
-    const int64_t mean_count = op.kit.mean_over_self ? element_count(self.view) : count;
-    const double scale64 = !op.kit.reducing && reduction == 1 ? 1.0 / static_cast<double>(mean_count) : 1.0;
+    const bool reduced_out = op.schema.reducing && reduction != 0;
+    const int64_t mean_count = op.schema.mean_over_self ? element_count(self.view) : count;
+    const double scale64 =
+        !op.schema.reducing && reduction == 1 ? 1.0 / static_cast<double>(mean_count) : 1.0;
     const float scale = static_cast<float>(scale64);
     const GoldenTensor* target = role("target");
     const aclDataType promotion = target ? promoted(self.dtype, target->dtype) : self.dtype;
-    const auto cast = [&](float v) {
-        return op.kit.weights_rounded_to_promoted ? rounded_to(v, promotion) : v;
+    // An operand the schema rounds to the promoted dtype is rounded before use.
+    const auto cast = [&](const std::string& name, float v) {
+        const size_t slot = static_cast<size_t>(std::find(op.operands.begin(), op.operands.end(), name) -
+                                                op.operands.begin());
+        return op.schema.rounded_to_promoted.at(slot) ? rounded_to(v, promotion) : v;
     };
     const GoldenTensor *grad = role("gradOutput"), *weight = role("weight"), *pos = role("posWeight");
     c.canonical = out.storage;
@@ -143,8 +147,8 @@ void expect(const OpUnderTest& op, RandomCase& c) {
         const float g = grad ? value_at(*grad, shape, n) : 1.0f;
         const float x = value_at(self, shape, n);
         const float y = target ? value_at(*target, shape, n) : 0.0f;
-        const float w = weight ? cast(value_at(*weight, shape, n)) : 1.0f;
-        const float p = pos ? cast(value_at(*pos, shape, n)) : 1.0f;
+        const float w = weight ? cast("weight", value_at(*weight, shape, n)) : 1.0f;
+        const float p = pos ? cast("posWeight", value_at(*pos, shape, n)) : 1.0f;
         const ElementExpectation e = op.kit.evaluate({g, x, y, w, p, pos != nullptr, scale, scale64});
         if (reduced_out) {
             canonical_sum += e.canonical;
@@ -182,7 +186,7 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
                      int64_t reduction, bool plain, const std::string& name,
                      aclDataType sixteen_bit = ACL_DT_UNDEFINED) {
     const bool weights_case = sixteen_bit != ACL_DT_UNDEFINED;
-    const KitRules& kind = op.kit;
+    const SchemaRules& kind = op.schema;
     RandomCase c;
     c.shape = shape;
     // Inputs that broadcast to each other: one of self and target keeps the whole shape (so
@@ -193,8 +197,9 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
     golden.attrs = {reduction};
     const aclDataType target_dtype = weights_case ? sixteen_bit : plain ? ACL_FLOAT : pick_dtype(random);
     std::string dtypes;
-    for (const std::string& role : op.operands) {
-        const bool optional = role == "weight" || role == "posWeight";
+    for (size_t slot = 0; slot < op.operands.size(); ++slot) {
+        const std::string& role = op.operands[slot];
+        const bool optional = kind.optional[slot];
         if (optional && !plain && !weights_case && random() % 4 == 0) {
             golden.tensors[role] = GoldenTensor{};
             dtypes += "none-";
@@ -219,7 +224,7 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
         const int layout_kind = plain || weights_case ? (output ? 1 : 0) : static_cast<int>(random() % 3);
         golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
                                       : layout(view, dtype, layout_kind,
-                                               [&] { return pick_value(role, kind.self_values, random); });
+                                               [&] { return pick_value(role, op.kit.self_values, random); });
         dtypes += dtype_word(dtype);
         dtypes += "-";
     }
@@ -249,7 +254,7 @@ std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool 
     // An op that rounds its weights to the promoted dtype: 16-bit inputs with float32 weights a
     // 16-bit type cannot hold, so that skipping the rounding changes many outputs by an ulp
     // (check_random_run counts them).
-    if (op.kit.weights_rounded_to_promoted)
+    if (op.schema.rounds_to_promoted())
         for (const aclDataType sixteen_bit : {ACL_FLOAT16, ACL_BF16})
             for (int i = 0; i < 2; ++i)
                 cases.push_back(
@@ -367,7 +372,7 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
     if (output.size() != out.storage.size()) return "the output's storage was not read back";
     const auto view = out.view_indices();
     const bool reduced =
-        view.size() == 1 && expected.reference.size() == 1 && op.kit.reducing && golden.attrs.at(0) != 0;
+        view.size() == 1 && expected.reference.size() == 1 && op.schema.reducing && golden.attrs.at(0) != 0;
     for (size_t n = 0; n < view.size(); ++n) {
         const size_t at = static_cast<size_t>(view[n]);
         ElementUnderCheck e{
@@ -375,7 +380,7 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
             0.0f,  0.0f,    expected.reference[n],      4 * 0x1p-23 * expected.magnitude[n]};
         e.got = value_of(e.got_bits, dtype);
         e.want = value_of(e.want_bits, dtype);
-        if (const std::string fault = element_fault(e, op.kit.bit_exact); !fault.empty())
+        if (const std::string fault = element_fault(e, op.schema.bit_exact); !fault.empty())
             return (reduced ? (golden.attrs[0] == 1 ? "mean: " : "sum: ")
                             : "view element " + std::to_string(n) + ": ") +
                    fault;

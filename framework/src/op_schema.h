@@ -47,6 +47,15 @@ struct OperandSpec {
     bool same_format;   // its format must equal self's
     bool promotes;      // takes part in the inputs' dtype promotion
     int dtype_of = -1;  // (optional) the slot whose dtype this one's must equal, checked with the dtypes
+    // (optional) an input outside the promotion that is rounded to the promoted dtype of
+    // the others before use (NNPLUG_ATTR_PROMOTED_DTYPE), as a cast to it would.
+    bool rounded_to_promoted = false;
+};
+
+// What an op promises about the values it writes (nnplug_numeric_promise).
+enum class NumericPromise : uint8_t {
+    kTolerance,     // within its page's tolerance of the float64 reference
+    kCanonicalBits  // every element is its canonical float32 expression, bit for bit
 };
 
 struct AttrSpec {
@@ -89,6 +98,7 @@ struct OpSchema {
     bool empty_reduction_written = false;
     ReducedShape reduced_shape = ReducedShape::kScalarOrOne;
     MeanCount mean_count = MeanCount::kIteration;
+    NumericPromise promise = NumericPromise::kTolerance;
     // (optional) a rule the tables cannot say, run after the listed checks; returns a
     // status and leaves the message, like any check.
     aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;

@@ -22,6 +22,8 @@ static_assert(NNPLUG_REDUCED_SCALAR_OR_ONE == static_cast<int>(ReducedShape::kSc
 static_assert(NNPLUG_REDUCED_SCALAR == static_cast<int>(ReducedShape::kScalar));
 static_assert(NNPLUG_MEAN_OVER_ITERATION == static_cast<int>(MeanCount::kIteration));
 static_assert(NNPLUG_MEAN_OVER_SELF == static_cast<int>(MeanCount::kSelf));
+static_assert(NNPLUG_PROMISE_TOLERANCE == static_cast<int>(NumericPromise::kTolerance));
+static_assert(NNPLUG_PROMISE_CANONICAL_BITS == static_cast<int>(NumericPromise::kCanonicalBits));
 static_assert(NNPLUG_CHECK_NULL == static_cast<int>(Check::kNull));
 static_assert(NNPLUG_CHECK_RANK == static_cast<int>(Check::kRank));
 static_assert(NNPLUG_CHECK_DTYPE == static_cast<int>(Check::kDtype));
@@ -48,7 +50,7 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
     for (const OperandSpec& spec : schema.operands)
         op->operands.push_back({spec.name, spec.output, spec.optional,
                                 static_cast<nnplug_shape_rule>(spec.shape), spec.same_format, spec.promotes,
-                                spec.dtype_of});
+                                spec.dtype_of, spec.rounded_to_promoted});
     for (const AttrSpec& spec : schema.attrs)
         op->attrs.push_back({spec.name, spec.key, spec.min, spec.max, spec.range});
     for (const Check check : schema.checks) op->checks.push_back(static_cast<nnplug_check>(check));
@@ -63,7 +65,8 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
                 schema.empty_reduction_written,
                 static_cast<nnplug_reduced_shape>(schema.reduced_shape),
                 static_cast<nnplug_mean_count>(schema.mean_count),
-                schema.extra_check != nullptr};
+                schema.extra_check != nullptr,
+                static_cast<nnplug_numeric_promise>(schema.promise)};
     return op;
 }
 

@@ -40,6 +40,10 @@ const OpSchema kBackward = {
     },
     {kReductionAttr},
     kCheckOrder,
+    false,
+    ReducedShape::kScalarOrOne,
+    MeanCount::kIteration,
+    NumericPromise::kCanonicalBits,  // every operation of the expression is exactly rounded
 };
 
 const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaRegistration{kBackward}};

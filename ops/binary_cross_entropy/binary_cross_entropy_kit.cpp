@@ -42,10 +42,10 @@ void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
                    forward,
                    aclnnBinaryCrossEntropy,
                    false,
+                   {},
                    {}});
     ops.back().kit.evaluate = forward_element;
     ops.back().kit.self_values = SelfValues::kProbability;
-    ops.back().kit.reducing = true;
     ops.push_back({"backward",
                    "aclnnBinaryCrossEntropyBackward",
                    {"gradOutput", "self", "target", "weight", "out"},
@@ -54,10 +54,10 @@ void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
                    backward,
                    aclnnBinaryCrossEntropyBackward,
                    true,
+                   {},
                    {}});
     ops.back().kit.evaluate = backward_element;
     ops.back().kit.self_values = SelfValues::kProbability;
-    ops.back().kit.bit_exact = true;  // every operation of the expression is exactly rounded
 }
 
 }  // namespace nnplug::conformance

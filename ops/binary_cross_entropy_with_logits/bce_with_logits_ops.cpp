@@ -10,7 +10,8 @@ namespace nnplug {
 namespace {
 
 // Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
-// as self, takes part in promotion, the slot whose dtype it must equal.
+// as self, takes part in promotion, the slot whose dtype it must equal, rounded to the
+// promoted dtype.
 //
 // The loss checks null, dtypes, reduction, then ranks and shapes; target's shape is
 // checked even for an empty self, and the reduced out of an empty self gets the mean's
@@ -23,8 +24,8 @@ OpSchema forward_schema() {
         {
             {"self", false, false, ShapeRule::kIteration, false, true},
             {"target", false, false, ShapeRule::kEqualsIterationEvenEmpty, false, true},
-            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, false},
-            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, false},
+            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, false, -1, true},
+            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, false, -1, true},
             {"out", true, false, ShapeRule::kIterationOrReduced, false, false, NNPLUG_BCE_WITH_LOGITS_TARGET},
         },
         {kReductionAttr},

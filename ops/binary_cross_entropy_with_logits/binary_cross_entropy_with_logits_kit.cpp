@@ -71,13 +71,9 @@ ElementExpectation target_backward_element(const ElementInputs& e) {
             std::fabs(d.g * d.w * e.scale64) * (std::fabs(d.x) + (1 + std::fabs(d.p)) * (d.m + d.sp + 1))};
 }
 
-// The family's rules: self holds logits, out's dtype is target's.
+// The family's values: self holds logits.
 KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&)) {
-    KitRules rules;
-    rules.evaluate = evaluate;
-    rules.self_values = SelfValues::kLogit;
-    rules.out_dtype_is_target = true;
-    return rules;
+    return {evaluate, SelfValues::kLogit};
 }
 
 }  // namespace
@@ -91,11 +87,9 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    forward,
                    aclnnBinaryCrossEntropyWithLogits,
                    false,
+                   {},
                    {}});
     ops.back().kit = logits_rules(forward_element);
-    ops.back().kit.reducing = true;
-    ops.back().kit.checks_format = false;  // as CANN's, the loss checks no format
-    ops.back().kit.weights_rounded_to_promoted = true;
     ops.push_back({"with_logits_backward",
                    "aclnnBinaryCrossEntropyWithLogitsBackward",
                    {"gradOutput", "self", "target", "weight", "posWeight", "out"},
@@ -104,6 +98,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    backward,
                    aclnnBinaryCrossEntropyWithLogitsBackward,
                    true,
+                   {},
                    {}});
     ops.back().kit = logits_rules(backward_element);
     ops.push_back({"with_logits_target_backward",
@@ -114,6 +109,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    target_backward,
                    aclnnBinaryCrossEntropyWithLogitsTargetBackward,
                    true,
+                   {},
                    {}});
     ops.back().kit = logits_rules(target_backward_element);
 }

@@ -29,15 +29,6 @@ ElementExpectation backward_element(const ElementInputs& e) {
             reference::mse_loss_backward(e.g, e.x, e.y, e.scale64), 0.0};
 }
 
-// Both: self and target (and gradOutput) broadcast to each other; no format rule.
-KitRules rules(ElementExpectation (*evaluate)(const ElementInputs&)) {
-    KitRules kit;
-    kit.evaluate = evaluate;
-    kit.broadcasts_mutually = true;
-    kit.checks_format = false;
-    return kit;
-}
-
 }  // namespace
 
 void register_mse_loss_kit(std::vector<OpUnderTest>& ops) {
@@ -49,10 +40,9 @@ void register_mse_loss_kit(std::vector<OpUnderTest>& ops) {
                    forward,
                    aclnnMseLoss,
                    false,
+                   {},
                    {}});
-    ops.back().kit = rules(forward_element);
-    ops.back().kit.reducing = true;
-    ops.back().kit.reduced_zero_d_only = true;
+    ops.back().kit.evaluate = forward_element;
     ops.push_back({"mse_loss_backward",
                    "aclnnMseLossBackward",
                    {"gradOutput", "self", "target", "out"},
@@ -61,11 +51,9 @@ void register_mse_loss_kit(std::vector<OpUnderTest>& ops) {
                    backward,
                    aclnnMseLossBackward,
                    true,
+                   {},
                    {}});
-    ops.back().kit = rules(backward_element);
-    ops.back().kit.mean_over_self = true;
-    ops.back().kit.inputs_share_dtype = true;
-    ops.back().kit.bit_exact = true;  // three exactly rounded operations
+    ops.back().kit.evaluate = backward_element;
 }
 
 }  // namespace nnplug::conformance

@@ -51,6 +51,7 @@ OpSchema backward_schema() {
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
     };
     schema.mean_count = MeanCount::kSelf;
+    schema.promise = NumericPromise::kCanonicalBits;  // three exactly rounded operations
     return schema;
 }
 

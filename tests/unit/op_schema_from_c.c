@@ -16,8 +16,9 @@ static size_t append(char* text, size_t size, size_t used, const char* format, c
     return n < 0 ? size : used + (size_t)n;
 }
 
-/* Writes "<api> <kind>: <name>/<output><optional><shape><same_format><promotes><dtype_of> ...
- * | <attr>[min,max] | checks <c>... <empty><reduced><mean><extra>\n" per op; returns the length. */
+/* Writes "<api> <kind>: <name>/<output><optional><shape><same_format><promotes>d<dtype_of>
+ * r<rounded_to_promoted> ... | <attr>[min,max] | checks <c>... <promise><empty><reduced><mean><extra>\n"
+ * per op; returns the length. */
 size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
     size_t used = 0;
     for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
@@ -30,6 +31,7 @@ size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
                               operand->same_format * 10 + operand->promotes,
                           0);
             used = append(text, size, used, "%s%lld", "d", operand->dtype_of, 0);
+            used = append(text, size, used, "%s%lld", "r", operand->rounded_to_promoted, 0);
         }
         for (size_t a = 0; a < op->attr_count; ++a) {
             used = append(text, size, used, " | %s[%lld,%lld]", op->attrs[a].name, op->attrs[a].min,
@@ -40,8 +42,8 @@ size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
             used = append(text, size, used, "%s%lld", " ", op->checks[c], 0);
         }
         used = append(text, size, used, " %s%lld\n", "",
-                      op->empty_reduction_written * 1000 + op->reduced_shape * 100 + op->mean_count * 10 +
-                          op->has_extra_check,
+                      op->promise * 10000 + op->empty_reduction_written * 1000 + op->reduced_shape * 100 +
+                          op->mean_count * 10 + op->has_extra_check,
                       0);
     }
     return used;

@@ -57,10 +57,17 @@ void expect_well_formed(const nnplug_op_schema& op) {
             << o.name << " dtype_of " << o.dtype_of;
         if (o.output) {
             EXPECT_FALSE(o.promotes) << o.name;
+            EXPECT_FALSE(o.rounded_to_promoted) << o.name;
+        }
+        // Only an input outside the promotion is rounded to its result.
+        if (o.rounded_to_promoted) {
+            EXPECT_FALSE(o.promotes) << o.name;
         }
     }
     EXPECT_EQ(selves, 1);
     EXPECT_GE(outputs, 1);
+    EXPECT_TRUE(op.promise == NNPLUG_PROMISE_TOLERANCE || op.promise == NNPLUG_PROMISE_CANONICAL_BITS)
+        << op.promise;
     ASSERT_GE(op.check_count, 1u);
     EXPECT_EQ(op.checks[0], NNPLUG_CHECK_NULL);
     std::set<int> checks;
@@ -103,6 +110,11 @@ TEST(OpSchema, PublishesTheDocumentedRules) {
     EXPECT_EQ(operand(mse_backward, NNPLUG_MSE_LOSS_BACKWARD_GRAD_OUTPUT).dtype_of,
               NNPLUG_MSE_LOSS_BACKWARD_SELF);
     EXPECT_EQ(operand(mse_backward, NNPLUG_MSE_LOSS_BACKWARD_SELF).dtype_of, -1);
+    // The gradients without exp or log promise their canonical bits; the losses a tolerance.
+    EXPECT_EQ(mse_backward.promise, NNPLUG_PROMISE_CANONICAL_BITS);
+    EXPECT_EQ(mse.promise, NNPLUG_PROMISE_TOLERANCE);
+    EXPECT_EQ(schema_of(NNPLUG_OP_BCE_BACKWARD).promise, NNPLUG_PROMISE_CANONICAL_BITS);
+    EXPECT_EQ(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD).promise, NNPLUG_PROMISE_TOLERANCE);
 
     const nnplug_op_schema& bce = schema_of(NNPLUG_OP_BCE_FORWARD);
     EXPECT_EQ(bce.reduced_shape, NNPLUG_REDUCED_SCALAR_OR_ONE);
@@ -117,6 +129,13 @@ TEST(OpSchema, PublishesTheDocumentedRules) {
     EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).promotes);
     EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).same_format);
     EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT).promotes);
+    // ... and are rounded to the promoted dtype of self and target; in the gradients they promote.
+    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_WEIGHT).rounded_to_promoted);
+    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT).rounded_to_promoted);
+    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).rounded_to_promoted);
+    EXPECT_FALSE(
+        operand(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD), NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT)
+            .rounded_to_promoted);
     EXPECT_EQ(operand(logits, NNPLUG_BCE_WITH_LOGITS_TARGET).shape, NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY);
     EXPECT_STREQ(
         operand(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD), NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT)
@@ -133,17 +152,17 @@ std::string schema_text_from_cpp() {
         for (size_t s = 0; s < op.operand_count; ++s) {
             const nnplug_operand_schema& o = op.operands[s];
             text += fmt::format(
-                " {}/{}d{}", o.name,
+                " {}/{}d{}r{}", o.name,
                 o.output * 10000 + o.optional * 1000 + o.shape * 100 + o.same_format * 10 + o.promotes,
-                o.dtype_of);
+                o.dtype_of, o.rounded_to_promoted);
         }
         for (size_t a = 0; a < op.attr_count; ++a)
             text += fmt::format(" | {}[{},{}]", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max);
         text += " | checks";
         for (size_t c = 0; c < op.check_count; ++c)
             text += fmt::format(" {}", static_cast<int>(op.checks[c]));
-        text += fmt::format(" {}\n", op.empty_reduction_written * 1000 + op.reduced_shape * 100 +
-                                         op.mean_count * 10 + op.has_extra_check);
+        text += fmt::format(" {}\n", op.promise * 10000 + op.empty_reduction_written * 1000 +
+                                         op.reduced_shape * 100 + op.mean_count * 10 + op.has_extra_check);
     }
     return text;
 }
@@ -154,10 +173,13 @@ TEST(OpSchema, ACProgramReadsWhatCppReads) {
     ASSERT_LT(length, buffer.size());
     const std::string from_c(buffer.data(), length);
     EXPECT_EQ(from_c, schema_text_from_cpp());
-    EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1 target/401d-1 out/10500d-1 | reduction[0,2] | checks 0 "
-                          "2 6 1 5 4 1100\n"),
+    EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1r0 target/401d-1r0 out/10500d-1r0 | reduction[0,2] | "
+                          "checks 0 2 6 1 5 4 1100\n"),
               std::string::npos)
         << from_c;
+    EXPECT_NE(from_c.find(" weightOptional/1300d-1r1 posWeightOptional/1300d-1r1 "), std::string::npos)
+        << from_c;
+    EXPECT_NE(from_c.find("checks 0 2 5 1 4 10010\n"), std::string::npos) << from_c;
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 /*
  * Every op's rules as libnnplug applies them, published read-only as plain C data: its
  * operands in slot order (nnplug/op_slots.h) with their shape, format, promotion and dtype
- * rules, its attributes with their ranges, the order of its first-phase checks and its
- * reduced-output rules. Generated at run time from the schemas the runtime itself checks
- * calls against, so a tool that reads them sees exactly what the runtime enforces.
+ * rules and the dtype each input is computed in, its attributes with their ranges, the
+ * order of its first-phase checks, its reduced-output rules and its numeric promise. Generated at run time
+ * from the schemas the runtime itself checks calls against, so a tool that reads them sees exactly what the
+ * runtime enforces.
  *
  *   for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
  *       const nnplug_op_schema* op = nnplug_op_schema_at(i);  // ordered by op kind
@@ -61,6 +62,14 @@ typedef enum nnplug_check {
     NNPLUG_CHECK_PROMOTION = 6 /* the inputs promote to a type castable to every output */
 } nnplug_check;
 
+/* What an op promises about the values it writes. */
+typedef enum nnplug_numeric_promise {
+    NNPLUG_PROMISE_TOLERANCE = 0,     /* within the tolerance its page states of a float64
+                                         reference (exp, log and sums may round differently) */
+    NNPLUG_PROMISE_CANONICAL_BITS = 1 /* every element is the op's canonical float32
+                                         expression bit for bit, on every backend */
+} nnplug_numeric_promise;
+
 typedef struct nnplug_operand_schema {
     const char* name; /* as the aclnn signature spells it: "self", "weightOptional" */
     int32_t output;   /* written by the op */
@@ -69,6 +78,10 @@ typedef struct nnplug_operand_schema {
     int32_t same_format; /* its format must equal self's */
     int32_t promotes;    /* takes part in the inputs' dtype promotion */
     int32_t dtype_of;    /* the slot whose dtype this one's must equal, or -1 */
+    /* Computed in the promoted dtype of the inputs that promote: an input that does not
+     * promote is rounded to that dtype before use (then widened to float32). Otherwise an
+     * input is used at its own dtype's value. */
+    int32_t rounded_to_promoted;
 } nnplug_operand_schema;
 
 typedef struct nnplug_attr_schema {
@@ -94,6 +107,7 @@ typedef struct nnplug_op_schema {
     nnplug_mean_count mean_count;
     /* The op has a further rule, run after the listed checks, that these tables cannot say. */
     int32_t has_extra_check;
+    nnplug_numeric_promise promise;
 } nnplug_op_schema;
 
 /* How many ops libnnplug implements. */

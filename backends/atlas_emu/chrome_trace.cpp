@@ -1,9 +1,14 @@
 #include "chrome_trace.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <cstring>
 #include <set>
+#include <sstream>
 
 namespace nnplug::emu {
 
@@ -53,14 +58,38 @@ void ChromeTrace::core_event(int core, const std::string& name, double begin_us,
     add(kCoreTrackBase + core, name, begin_us, end_us, args);
 }
 
+namespace {
+
+// Replaces path with text through a fresh temporary beside it (mkstemp: O_CREAT | O_EXCL,
+// an unpredictable name), fsynced and renamed over path: a link planted at path or at any
+// temporary name is never followed, and a reader never sees half a file.
+bool replace_file(const std::string& path, const std::string& text) {
+    std::string temporary = path + ".XXXXXX";
+    const int fd = mkstemp(temporary.data());
+    if (fd < 0) return false;
+    size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+        if (n <= 0) break;
+        written += static_cast<size_t>(n);
+    }
+    const bool whole = written == text.size() && fsync(fd) == 0;
+    const bool closed = close(fd) == 0;
+    if (!whole || !closed || rename(temporary.c_str(), path.c_str()) != 0) {
+        const int reason = errno;
+        unlink(temporary.c_str());
+        errno = reason;
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 bool ChromeTrace::write(std::string& error) {
     std::lock_guard lock(mutex_);
     if (!dirty_) return true;
-    std::ofstream file(path_, std::ios::trunc);
-    if (!file) {
-        error = "cannot write trace file '" + path_ + "'";
-        return false;
-    }
+    std::ostringstream file;
     file << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
     file << "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\""
          << json_escape(device_name_) << "\"}}";
@@ -88,9 +117,8 @@ bool ChromeTrace::write(std::string& error) {
         file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\""
              << dropped_ << " events dropped after the first " << kMaxEvents << "\"}}";
     file << "\n]}\n";
-    file.flush();
-    if (!file) {
-        error = "cannot write trace file '" + path_ + "'";
+    if (!replace_file(path_, file.str())) {
+        error = "cannot write trace file '" + path_ + "': " + std::strerror(errno);
         return false;
     }
     dirty_ = false;

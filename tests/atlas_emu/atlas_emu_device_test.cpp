@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -489,6 +490,34 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
           "\"name\":\"aclnnBinaryCrossEntropyBackward\"", "\"blockDim\":48",
           "aclrtMemcpyAsync ACL_MEMCPY_HOST_TO_DEVICE", "\"ph\":\"X\""})
         EXPECT_TRUE(mentions(json, part)) << part;
+}
+
+// A link planted at the trace's name is replaced by the trace, never written through, and
+// no temporary is left beside it.
+TEST(AtlasEmuObservability, ATraceNeverFollowsALinkPlantedAtItsName) {
+    ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
+    TempFolder folder;
+    const auto victim = folder.write("victim.txt", "precious\n");
+    const auto trace = folder.path() / "trace.json";
+    std::filesystem::create_symlink(victim, trace);
+    ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
+    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910B\n")).c_str()), ACL_SUCCESS)
+        << message();
+    {
+        DeviceTensor g(std::vector<float>(64, 0.1f), {64}), s(std::vector<float>(64, 0.3f), {64});
+        DeviceTensor t(std::vector<float>(64, 0.5f), {64}), out(std::vector<float>(64), {64});
+        ASSERT_EQ(nnplug::test::run_backward(g, s, t, nullptr, 0, out), ACLNN_SUCCESS) << message();
+    }
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    std::ifstream kept(victim);
+    std::stringstream text;
+    text << kept.rdbuf();
+    EXPECT_EQ(text.str(), "precious\n");
+    EXPECT_FALSE(std::filesystem::is_symlink(trace));
+    EXPECT_NO_THROW(YAML::LoadFile(trace.string())) << "not valid JSON";
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(folder.path())) ++entries;
+    EXPECT_EQ(entries, 3u);  // victim.txt, c.yaml, trace.json
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -141,13 +142,21 @@ double seconds_per_call(Fn&& fn, double min_seconds) {
 class Session {
 public:
     Session(const std::string& backend, int threads) {
-        const auto path = std::filesystem::temp_directory_path() /
-                          ("nnplug_compare_" + std::to_string(::getpid()) + "_" + backend + ".yaml");
-        std::ofstream(path) << "backend: " << backend << "\nlog_level: error\n"
-                            << (backend == "cpu_tbb"
-                                    ? "backends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n"
-                                    : "");
-        const aclError status = aclInit(path.string().c_str());
+        // A fresh file (mkstemps: O_EXCL, an unpredictable name): a link planted in the
+        // shared temporary folder is never written through.
+        std::string path = (std::filesystem::temp_directory_path() / "nnplug_compare_XXXXXX.yaml").string();
+        const int fd = mkstemps(path.data(), 5);
+        if (fd < 0) {
+            error_ = "cannot create a config in " + std::filesystem::temp_directory_path().string();
+            return;
+        }
+        const std::string text =
+            "backend: " + backend + "\nlog_level: error\n" +
+            (backend == "cpu_tbb" ? "backends:\n  cpu_tbb:\n    threads: " + std::to_string(threads) + "\n"
+                                  : "");
+        const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        close(fd);
+        const aclError status = written ? aclInit(path.c_str()) : ACL_ERROR_INVALID_FILE;
         std::filesystem::remove(path);
         if (status != ACL_SUCCESS) {
             error_ = aclGetRecentErrMsg();

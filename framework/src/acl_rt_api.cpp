@@ -2,6 +2,10 @@
 // aclFinalize (runtime_lifecycle.cpp): devices, contexts, streams, memory, executors.
 #include <acl/acl.h>
 
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
 #include "runtime.h"
 #include "tensor.h"
 
@@ -41,16 +45,59 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
     return ACL_SUCCESS;
 }
 
-// One implicit context per device: the handle is the device number plus one.
-aclrtContext context_of(int32_t device) {
+// Each device has a default context, whose handle is the device number plus one; it is
+// current wherever the device is and cannot be destroyed.
+aclrtContext default_context(int32_t device) {
     return reinterpret_cast<aclrtContext>(static_cast<intptr_t>(device) + 1);
 }
-// The device of a context handle, or -1 for anything aclrtCreateContext never returned.
-// Contexts own nothing, so a destroy racing a use cannot free what the use reads.
-int32_t device_of(aclrtContext context, uint32_t device_count) {
+int32_t default_context_device(aclrtContext context, uint32_t device_count) {
     const intptr_t handle = reinterpret_cast<intptr_t>(context);
     if (handle < 1 || handle > static_cast<intptr_t>(device_count)) return -1;
     return static_cast<int32_t>(handle - 1);
+}
+
+// The contexts aclrtCreateContext made and aclrtDestroyContext has not yet destroyed, each
+// under a handle never given out before (far above any default context's), so a handle
+// destroyed once, or never made, is refused. A context owns nothing (the device's
+// resources live until aclFinalize): a destroy racing a use frees nothing the use reads.
+class CreatedContexts {
+public:
+    aclrtContext create(int32_t device) {
+        std::lock_guard lock(mutex_);
+        const uintptr_t handle = next_++;
+        live_[handle] = device;
+        return reinterpret_cast<aclrtContext>(handle);
+    }
+    bool destroy(aclrtContext context) {
+        std::lock_guard lock(mutex_);
+        return live_.erase(reinterpret_cast<uintptr_t>(context)) == 1;
+    }
+    // The device of a live created context, or -1.
+    int32_t device(aclrtContext context) const {
+        std::lock_guard lock(mutex_);
+        const auto found = live_.find(reinterpret_cast<uintptr_t>(context));
+        return found == live_.end() ? -1 : found->second;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::unordered_map<uintptr_t, int32_t> live_;
+    uintptr_t next_ = uintptr_t{1} << 40;
+};
+
+CreatedContexts& created_contexts() {
+    static CreatedContexts contexts;
+    return contexts;
+}
+
+// The context this thread last made current with aclrtSetCurrentContext.
+thread_local aclrtContext t_current_context = nullptr;
+
+// The device of a created or default context, or -1 for any other handle.
+int32_t device_of(aclrtContext context, uint32_t device_count) {
+    const int32_t device = created_contexts().device(context);
+    if (device >= 0) return device < static_cast<int32_t>(device_count) ? device : -1;
+    return default_context_device(context, device_count);
 }
 
 }  // namespace
@@ -67,6 +114,7 @@ aclError aclrtSetDevice(int32_t deviceId) {
     if (!runtime) return ACL_ERROR_UNINITIALIZE;
     if (const aclError error = runtime->check_device_id("aclrtSetDevice", deviceId)) return error;
     runtime->set_current_device(deviceId);
+    nnplug::t_current_context = nullptr;  // the device's default context is current now
     return ACL_SUCCESS;
 }
 
@@ -116,7 +164,7 @@ aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
         return ACL_ERROR_INVALID_PARAM;
     }
     if (const aclError error = runtime->check_device_id("aclrtCreateContext", deviceId)) return error;
-    *context = nnplug::context_of(deviceId);
+    *context = nnplug::created_contexts().create(deviceId);
     return ACL_SUCCESS;
 }
 
@@ -127,11 +175,18 @@ aclError aclrtDestroyContext(aclrtContext context) {
         set_last_error("aclrtDestroyContext: context is null");
         return ACL_ERROR_INVALID_PARAM;
     }
-    if (nnplug::device_of(context, runtime->device_count()) < 0) {
-        set_last_error("aclrtDestroyContext: {} is not a context from aclrtCreateContext", context);
+    if (nnplug::created_contexts().destroy(context)) return ACL_SUCCESS;
+    if (const int32_t device = nnplug::default_context_device(context, runtime->device_count());
+        device >= 0) {
+        set_last_error("aclrtDestroyContext: {} is device {}'s default context, which is never destroyed",
+                       context, device);
         return ACL_ERROR_INVALID_PARAM;
     }
-    return ACL_SUCCESS;
+    set_last_error(
+        "aclrtDestroyContext: {} is not a context from aclrtCreateContext (never made, or destroyed "
+        "already)",
+        context);
+    return ACL_ERROR_INVALID_PARAM;
 }
 
 aclError aclrtSetCurrentContext(aclrtContext context) {
@@ -139,10 +194,14 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
     if (!runtime) return ACL_ERROR_UNINITIALIZE;
     const int32_t device = nnplug::device_of(context, runtime->device_count());
     if (device < 0) {
-        set_last_error("aclrtSetCurrentContext: {} is not a context from aclrtCreateContext", context);
+        set_last_error(
+            "aclrtSetCurrentContext: {} is not a context from aclrtCreateContext (never made, or "
+            "destroyed already) nor a device's default context",
+            context);
         return ACL_ERROR_INVALID_PARAM;
     }
     runtime->set_current_device(device);
+    nnplug::t_current_context = context;
     return ACL_SUCCESS;
 }
 
@@ -153,7 +212,13 @@ aclError aclrtGetCurrentContext(aclrtContext* context) {
         set_last_error("aclrtGetCurrentContext: context is null");
         return ACL_ERROR_INVALID_PARAM;
     }
-    *context = nnplug::context_of(runtime->current_device());
+    // The context last made current on this thread, while it lives; after aclrtSetDevice,
+    // the device's default context.
+    const int32_t device = runtime->current_device();
+    const aclrtContext last = nnplug::t_current_context;
+    *context = last != nullptr && nnplug::device_of(last, runtime->device_count()) == device
+                   ? last
+                   : nnplug::default_context(device);
     return ACL_SUCCESS;
 }
 

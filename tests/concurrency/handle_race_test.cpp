@@ -193,10 +193,25 @@ TEST_F(HandleRace, AContextThatWasNeverCreatedIsRefused) {
                   std::string::npos);
         EXPECT_EQ(aclrtSetCurrentContext(reinterpret_cast<aclrtContext>(bogus)), ACL_ERROR_INVALID_PARAM);
     }
-    aclrtContext context = nullptr;
+    aclrtContext context = nullptr, again = nullptr, current = nullptr;
     ASSERT_EQ(aclrtCreateContext(&context, 0), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateContext(&again, 0), ACL_SUCCESS);
+    EXPECT_NE(context, again) << "two contexts share a handle";
     EXPECT_EQ(aclrtSetCurrentContext(context), ACL_SUCCESS);
+    ASSERT_EQ(aclrtGetCurrentContext(&current), ACL_SUCCESS);
+    EXPECT_EQ(current, context);
     EXPECT_EQ(aclrtDestroyContext(context), ACL_SUCCESS);
+    // Destroyed once: refused by every call, as a handle never made.
+    EXPECT_EQ(aclrtDestroyContext(context), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("destroyed already"), std::string::npos);
+    EXPECT_EQ(aclrtSetCurrentContext(context), ACL_ERROR_INVALID_PARAM);
+    ASSERT_EQ(aclrtGetCurrentContext(&current), ACL_SUCCESS);
+    EXPECT_NE(current, context) << "a destroyed context is still current";
+    // The device's default context is current again, usable, and never destroyed.
+    EXPECT_EQ(aclrtSetCurrentContext(current), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyContext(current), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("default context"), std::string::npos);
+    EXPECT_EQ(aclrtDestroyContext(again), ACL_SUCCESS);
 }
 
 }  // namespace

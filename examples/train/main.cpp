@@ -169,8 +169,9 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
                                                   : std::filesystem::path(line.resume);
     request.communicator = &communicator;
     // Before anything is written: a rank that would train otherwise stops the job here.
-    train::agree_on_settings(
-        communicator, train::effective_settings(request.settings, request.backend, communicator.size()));
+    train::agree_on_settings(communicator,
+                             train::effective_settings(request.settings, request.backend, communicator.size(),
+                                                       request.resume_from));
 
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).

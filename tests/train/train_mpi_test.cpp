@@ -306,6 +306,27 @@ TEST_F(TrainMpi, RanksWithOtherDataFilesStopNamingSizeAndHash) {
     EXPECT_EQ(metric_rows(folder.path() / "same"), 2u) << same.output;
 }
 
+// Ranks that resume from different checkpoints, or of which only one resumes, would combine
+// steps of different models: they stop before training, naming the checkpoint.
+TEST_F(TrainMpi, RanksResumingFromOtherStatesStopNamingTheCheckpoint) {
+    const std::vector<std::string> base = {"--set", "train.epochs=2"};
+    const auto first = folder.path() / "first";
+    ASSERT_EQ(run(0, first, base).exit_code, 0);
+    auto longer = base;
+    longer.back() = "train.epochs=3";
+    const auto second = folder.path() / "second";
+    ASSERT_EQ(run(0, second, longer).exit_code, 0);
+    const auto resume = [&](const std::filesystem::path& checkpoint) {
+        auto arguments = longer;
+        arguments.insert(arguments.end(), {"--resume", checkpoint.string()});
+        return arguments;
+    };
+    expect_refused(folder.path() / "one", longer, resume(first / "checkpoint.bin"),
+                   {"resume.checkpoint (rank 0: none, rank 1: "});
+    expect_refused(folder.path() / "other", resume(first / "checkpoint.bin"),
+                   resume(second / "checkpoint.bin"), {"resume.checkpoint (rank 0: "});
+}
+
 // Each rank takes its share of the cores for its own threads and the backend's, with or
 // without mpirun's binding, and oneTBB has nothing to warn about; train.threads overrides.
 TEST_F(TrainMpi, EachRankUsesItsShareOfTheCoresWithoutOneTbbWarnings) {

@@ -1334,6 +1334,16 @@ TEST(TrainAgreement, EffectiveSettingsCoverTheRunAndTheDataButNotThreadsOrOutput
               value(base, "data.file_hash"));
     EXPECT_NE(effective_settings(settings, "atlas_emu", 2), base);
     EXPECT_NE(effective_settings(settings, "cpu_tbb", 3), base);
+    // The checkpoint resumed from, by its bytes: none, one, a copy, another.
+    EXPECT_EQ(value(base, "resume.checkpoint"), "none");
+    const auto checkpoint = folder.write("checkpoint.bin", "NNPTRAIN state");
+    const SettingLines resumed = effective_settings(settings, "cpu_tbb", 2, checkpoint);
+    EXPECT_EQ(value(resumed, "resume.checkpoint").rfind("14 bytes, fnv1a ", 0), 0u)
+        << value(resumed, "resume.checkpoint");
+    EXPECT_EQ(effective_settings(settings, "cpu_tbb", 2, folder.write("copy.bin", "NNPTRAIN state")),
+              resumed);
+    EXPECT_NE(effective_settings(settings, "cpu_tbb", 2, folder.write("later.bin", "NNPTRAIN statf")),
+              resumed);
     for (const auto& change : std::vector<std::function<void(TrainSettings&)>>{
              [](TrainSettings& s) { s.epochs = 7; }, [](TrainSettings& s) { s.batch_size = 8; },
              [](TrainSettings& s) { s.learning_rate = 0.5; }, [](TrainSettings& s) { s.seed = 1; },

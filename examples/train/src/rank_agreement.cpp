@@ -83,7 +83,8 @@ SettingLines split_lines(const char* bytes, size_t count) {
 
 }  // namespace
 
-SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes) {
+SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes,
+                                const std::optional<std::filesystem::path>& resume_from) {
     SettingLines lines = trajectory_settings(settings);
     lines.emplace_back("backend", backend);
     lines.emplace_back("processes", fmt::format("{}", processes));
@@ -95,6 +96,14 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
         lines.emplace_back("data.file_size", fmt::format("{} bytes", size));
         lines.emplace_back("data.file_hash", fmt::format("fnv1a {:016x}", hash));
     }
+    // Ranks that resume from different states (or only some of them resuming) would
+    // combine steps of different models.
+    std::string resumed = "none";
+    if (resume_from) {
+        const auto [size, hash] = file_digest(*resume_from);
+        resumed = fmt::format("{} bytes, fnv1a {:016x}", size, hash);
+    }
+    lines.emplace_back("resume.checkpoint", resumed);
     std::sort(lines.begin(), lines.end());
     return lines;
 }

@@ -2,6 +2,8 @@
 // same settings on the same data, or the combined steps mean nothing (or the job hangs).
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -17,10 +19,11 @@ using SettingLines = std::vector<std::pair<std::string, std::string>>;
 
 // What a process trains with, as sorted key/value lines: every setting that shapes the run
 // (the config after the command line's overrides), the backend, the number of processes,
-// and the data file's size and FNV-1a hash (not its path, which may differ from host to
-// host). Left out: train.threads (any count gives the same bytes) and output.dir (only
-// rank 0 writes).
-SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes);
+// the data file's size and FNV-1a hash (not its path, which may differ from host to host),
+// and the checkpoint it resumes from, by the same digest, or none. Left out: train.threads
+// (any count gives the same bytes) and output.dir (only rank 0 writes).
+SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes,
+                                const std::optional<std::filesystem::path>& resume_from = std::nullopt);
 
 // "" when every process's lines are the same, else one line naming each key that differs
 // and its value on each rank, e.g. "train.epochs (rank 0: 5, rank 1: 3)".

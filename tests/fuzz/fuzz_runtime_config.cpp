@@ -1,8 +1,9 @@
-// libFuzzer target: the YAML config file. The input is the file's text; it goes through
-// the runtime's loader (load_runtime_config, what aclInit reads) and through the training
-// example's reader of the same file (its `application:` section, the effective config it
-// hands to aclInit, the run identity). Any outcome is fine except a crash, a sanitizer
-// report or a loader that says "success" about a config it did not fill in.
+// libFuzzer target: the YAML config file and a `--set` override. The input is the file's
+// text, then optionally a NUL byte and a KEY=VALUE override; the file goes through the
+// runtime's loader (load_runtime_config, what aclInit reads) and through the training
+// example's reader of the same file (its `application:` section with the override applied,
+// as nnplug_train --set does, the effective config it hands to aclInit, the run identity). Any outcome is
+// fine except a crash, a sanitizer report or a loader that says "success" about a config it did not fill in.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -47,7 +49,11 @@ private:
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const MemoryFile file(data, size);
+    const auto* nul = size > 0 ? static_cast<const uint8_t*>(std::memchr(data, 0, size)) : nullptr;
+    const size_t file_size = nul != nullptr ? static_cast<size_t>(nul - data) : size;
+    const MemoryFile file(data, file_size);
+    const std::string override_text =
+        nul != nullptr ? std::string(reinterpret_cast<const char*>(nul + 1), size - file_size - 1) : "";
 
     nnplug::RuntimeConfig config;
     nnplug::ConfigError error;
@@ -61,6 +67,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The training example reads the same file: its own keys under `application:`.
     try {
         train::ConfigDocument document = train::read_config_document(file.path());
+        if (nul != nullptr) {
+            try {
+                train::apply_override(document, override_text);
+            } catch (const std::runtime_error&) {
+                // a refused override: the file is still read, as without it
+            }
+        }
         const train::TrainSettings settings = train::read_train_settings(document, {});
         (void)train::trajectory_settings(settings);
         (void)train::effective_backend(document);

@@ -558,7 +558,7 @@ std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved
 WorkResult run_launch(EmuContext& context, const nnplug_op_desc& desc, const Plan& plan, void* workspace,
                       int stream_id) {
     const ElementwiseTiling& tiling = plan.tiling;
-    const char* api = plan.op->api_name;
+    const char* api = nnplug_op_api_name(plan.op->kind);
     const double begin = host_microseconds();
     LaunchStats stats;
     const std::string fault =
@@ -629,7 +629,7 @@ struct PluginTables {
         for (const ElementwiseOp& registered : registered_ops()) {
             auto op = sdk::table<nnplug_op_i>();
             op.op = registered.kind;
-            op.name = registered.api_name;
+            op.name = nnplug_op_api_name(registered.kind);
             op.supports = op_supports;
             op.prepare = op_prepare;
             op.launch = op_launch;

@@ -50,7 +50,6 @@ std::string check_backward(const TileInputs& in, int64_t n, int64_t first_elemen
 void register_bce_compute(std::vector<ElementwiseOp>& ops) {
     ElementwiseOp forward;
     forward.kind = NNPLUG_OP_BCE_FORWARD;
-    forward.api_name = "aclnnBinaryCrossEntropy";
     forward.kernel_name = "BinaryCrossEntropy";
     forward.compute = compute_forward;
     forward.check_inputs = check_forward;
@@ -58,7 +57,6 @@ void register_bce_compute(std::vector<ElementwiseOp>& ops) {
 
     ElementwiseOp backward;
     backward.kind = NNPLUG_OP_BCE_BACKWARD;
-    backward.api_name = "aclnnBinaryCrossEntropyBackward";
     backward.kernel_name = "BinaryCrossEntropyGrad";
     backward.compute = compute_backward;
     backward.check_inputs = check_backward;

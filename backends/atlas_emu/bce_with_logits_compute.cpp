@@ -54,7 +54,6 @@ std::string check_backward(const TileInputs& in, int64_t n, int64_t first_elemen
 void register_bce_with_logits_compute(std::vector<ElementwiseOp>& ops) {
     ElementwiseOp forward;
     forward.kind = NNPLUG_OP_BCE_WITH_LOGITS;
-    forward.api_name = "aclnnBinaryCrossEntropyWithLogits";
     forward.kernel_name = "SigmoidCrossEntropyWithLogitsV2";
     forward.compute = compute_forward;
     forward.check_inputs = check_forward;
@@ -65,7 +64,6 @@ void register_bce_with_logits_compute(std::vector<ElementwiseOp>& ops) {
 
     ElementwiseOp backward;
     backward.kind = NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD;
-    backward.api_name = "aclnnBinaryCrossEntropyWithLogitsBackward";
     backward.kernel_name = "SigmoidCrossEntropyWithLogitsGradV2";
     backward.compute = compute_backward;
     backward.check_inputs = check_backward;
@@ -73,7 +71,6 @@ void register_bce_with_logits_compute(std::vector<ElementwiseOp>& ops) {
 
     ElementwiseOp target_backward;
     target_backward.kind = NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD;
-    target_backward.api_name = "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
     target_backward.kernel_name = "BinaryCrossEntropyWithLogitsTargetGrad";
     target_backward.compute = compute_target_backward;
     target_backward.check_inputs = check_backward;

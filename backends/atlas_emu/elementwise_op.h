@@ -17,8 +17,7 @@ namespace nnplug::emu {
 using TileInputs = std::array<const float*, NNPLUG_MAX_OPERANDS>;
 
 struct ElementwiseOp {
-    int32_t kind = -1;             // nnplug_op_kind
-    const char* api_name = "";     // the aclnn entry point, for messages and the trace's stream track
+    int32_t kind = -1;             // nnplug_op_kind (its aclnn name: nnplug_op_api_name)
     const char* kernel_name = "";  // the vector kernel, for the trace's core tracks
     // result[0..n) for the tile's inputs; a reducing op's per-element values, which the
     // kernel then sums.

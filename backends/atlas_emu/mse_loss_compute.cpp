@@ -27,14 +27,12 @@ void compute_backward(const nnplug_op_desc& desc, const TileInputs& in, int64_t 
 void register_mse_loss_compute(std::vector<ElementwiseOp>& ops) {
     ElementwiseOp forward;
     forward.kind = NNPLUG_OP_MSE_LOSS;
-    forward.api_name = "aclnnMseLoss";
     forward.kernel_name = "MseLoss";
     forward.compute = compute_forward;
     ops.push_back(forward);
 
     ElementwiseOp backward;
     backward.kind = NNPLUG_OP_MSE_LOSS_BACKWARD;
-    backward.api_name = "aclnnMseLossBackward";
     backward.kernel_name = "MseLossGrad";
     backward.compute = compute_backward;
     ops.push_back(backward);

@@ -45,19 +45,21 @@ aclError check_copy(const Runtime& runtime, const char* api, void* dst, size_t d
     return ACL_SUCCESS;
 }
 
-// Each device has a default context, whose handle is the device number plus one; it is
-// current wherever the device is and cannot be destroyed.
+// Each device has a default context, current wherever the device is, which cannot be
+// destroyed. Its handle is a base far from any small integer or pointer a program might
+// pass by mistake, plus the device number.
+constexpr uintptr_t kDefaultContextBase = uintptr_t{1} << 39;
 aclrtContext default_context(int32_t device) {
-    return reinterpret_cast<aclrtContext>(static_cast<intptr_t>(device) + 1);
+    return reinterpret_cast<aclrtContext>(kDefaultContextBase + static_cast<uintptr_t>(device));
 }
 int32_t default_context_device(aclrtContext context, uint32_t device_count) {
-    const intptr_t handle = reinterpret_cast<intptr_t>(context);
-    if (handle < 1 || handle > static_cast<intptr_t>(device_count)) return -1;
-    return static_cast<int32_t>(handle - 1);
+    const uintptr_t handle = reinterpret_cast<uintptr_t>(context);
+    if (handle < kDefaultContextBase || handle - kDefaultContextBase >= device_count) return -1;
+    return static_cast<int32_t>(handle - kDefaultContextBase);
 }
 
 // The contexts aclrtCreateContext made and aclrtDestroyContext has not yet destroyed, each
-// under a handle never given out before (far above any default context's), so a handle
+// under a handle never given out before (above every default context's), so a handle
 // destroyed once, or never made, is refused. A context owns nothing (the device's
 // resources live until aclFinalize): a destroy racing a use frees nothing the use reads.
 class CreatedContexts {

@@ -187,7 +187,7 @@ TEST_F(HandleRace, AStreamDestroyedDuringALaunchOrSynchronizeNeitherHangsNorCras
 }
 
 TEST_F(HandleRace, AContextThatWasNeverCreatedIsRefused) {
-    for (const uintptr_t bogus : {uintptr_t{0x10}, uintptr_t{0x100000001}, ~uintptr_t{0}}) {
+    for (const uintptr_t bogus : {uintptr_t{0x1}, uintptr_t{0x10}, uintptr_t{0x100000001}, ~uintptr_t{0}}) {
         EXPECT_EQ(aclrtDestroyContext(reinterpret_cast<aclrtContext>(bogus)), ACL_ERROR_INVALID_PARAM);
         EXPECT_NE(std::string(aclGetRecentErrMsg()).find("is not a context from aclrtCreateContext"),
                   std::string::npos);

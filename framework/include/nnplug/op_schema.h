@@ -2,9 +2,9 @@
  * Every op's rules as libnnplug applies them, published read-only as plain C data: its
  * operands in slot order (nnplug/op_slots.h) with their shape, format, promotion and dtype
  * rules and the dtype each input is computed in, its attributes with their ranges, the
- * order of its first-phase checks, its reduced-output rules and its numeric promise. Generated at run time
- * from the schemas the runtime itself checks calls against, so a tool that reads them sees exactly what the
- * runtime enforces.
+ * order of its first-phase checks, its reduced-output rules and its numeric promise.
+ * Generated at run time from the schemas the runtime itself checks calls against, so a
+ * tool that reads them sees exactly what the runtime enforces.
  *
  *   for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
  *       const nnplug_op_schema* op = nnplug_op_schema_at(i);  // ordered by op kind

@@ -169,9 +169,12 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
                                                   : std::filesystem::path(line.resume);
     request.communicator = &communicator;
     // Before anything is written: a rank that would train otherwise stops the job here.
-    train::agree_on_settings(communicator,
-                             train::effective_settings(request.settings, request.backend, communicator.size(),
-                                                       request.resume_from));
+    // (Alone there is nothing to compare, and no reason to read the data or checkpoint
+    // twice: their own readers check them, with their own messages.)
+    if (communicator.size() > 1)
+        train::agree_on_settings(
+            communicator, train::effective_settings(request.settings, request.backend, communicator.size(),
+                                                    request.resume_from));
 
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).

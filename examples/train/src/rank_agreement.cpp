@@ -25,17 +25,17 @@ uint64_t fnv1a(const char* bytes, size_t count, uint64_t hash = kFnvOffset) {
     return hash;
 }
 
-// The data file's size and FNV-1a hash, read in pieces.
-std::pair<int64_t, uint64_t> file_digest(const std::filesystem::path& path) {
+// A file's size and FNV-1a hash, read in pieces; what names it in messages ("data file").
+std::pair<int64_t, uint64_t> file_digest(const std::filesystem::path& path, const char* what) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         throw std::runtime_error(
-            fmt::format("cannot open data file '{}': {}", printable(path.string()), std::strerror(errno)));
+            fmt::format("cannot open {} '{}': {}", what, printable(path.string()), std::strerror(errno)));
     struct stat status {};
     if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
         ::close(fd);
         throw std::runtime_error(
-            fmt::format("data file '{}' is not a regular file", printable(path.string())));
+            fmt::format("{} '{}' is not a regular file", what, printable(path.string())));
     }
     std::vector<char> buffer(1 << 20);
     uint64_t hash = kFnvOffset;
@@ -46,8 +46,8 @@ std::pair<int64_t, uint64_t> file_digest(const std::filesystem::path& path) {
         if (n < 0) {
             const int error = errno;
             ::close(fd);
-            throw std::runtime_error(fmt::format("cannot read data file '{}': {}", printable(path.string()),
-                                                 std::strerror(error)));
+            throw std::runtime_error(
+                fmt::format("cannot read {} '{}': {}", what, printable(path.string()), std::strerror(error)));
         }
         if (n == 0) break;
         hash = fnv1a(buffer.data(), static_cast<size_t>(n), hash);
@@ -92,7 +92,7 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
     lines.emplace_back("checkpoint.every", fmt::format("{}", settings.checkpoint_every));
     lines.emplace_back("data.format", settings.data_format);
     if (!settings.synthetic) {
-        const auto [size, hash] = file_digest(settings.data_path);
+        const auto [size, hash] = file_digest(settings.data_path, "data file");
         lines.emplace_back("data.file_size", fmt::format("{} bytes", size));
         lines.emplace_back("data.file_hash", fmt::format("fnv1a {:016x}", hash));
     }
@@ -100,7 +100,7 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
     // combine steps of different models.
     std::string resumed = "none";
     if (resume_from) {
-        const auto [size, hash] = file_digest(*resume_from);
+        const auto [size, hash] = file_digest(*resume_from, "checkpoint");
         resumed = fmt::format("{} bytes, fnv1a {:016x}", size, hash);
     }
     lines.emplace_back("resume.checkpoint", resumed);

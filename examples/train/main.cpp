@@ -171,10 +171,13 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     // Before anything is written: a rank that would train otherwise stops the job here.
     // (Alone there is nothing to compare, and no reason to read the data or checkpoint
     // twice: their own readers check them, with their own messages.)
-    if (communicator.size() > 1)
-        train::agree_on_settings(
-            communicator, train::effective_settings(request.settings, request.backend, communicator.size(),
-                                                    request.resume_from));
+    if (communicator.size() > 1) {
+        train::SettingLines lines = train::effective_settings(request.settings, request.backend,
+                                                              communicator.size(), request.resume_from);
+        const train::SettingLines routing = train::routing_settings(document);
+        lines.insert(lines.end(), routing.begin(), routing.end());
+        train::agree_on_settings(communicator, lines);
+    }
 
     // One device per process, as CANN programs train data-parallel: the local rank's
     // (wrapping around when the backend has fewer devices, as cpu_tbb's one host).

@@ -327,6 +327,20 @@ TEST_F(TrainMpi, RanksResumingFromOtherStatesStopNamingTheCheckpoint) {
                    resume(second / "checkpoint.bin"), {"resume.checkpoint (rank 0: "});
 }
 
+// A rank whose loss runs on another backend computes other bytes: the ranks stop, naming
+// the routing. Thread counts for the backend may differ (each rank takes its share).
+TEST_F(TrainMpi, RanksRoutingOpsElsewhereStopNamingTheRouting) {
+    const std::vector<std::string> base = {"--set", "train.epochs=2"};
+    auto routed = base;
+    routed.insert(routed.end(), {"--set", "ops.aclnnBinaryCrossEntropyWithLogits=atlas_emu"});
+    expect_refused(folder.path() / "routed", base, routed,
+                   {"ops (rank 0: (none), rank 1: {aclnnBinaryCrossEntropyWithLogits: atlas_emu})"});
+    auto threads = base;
+    threads.insert(threads.end(), {"--set", "backends.cpu_tbb.threads=1"});
+    const RunResult same = run_two(folder.path() / "threads", base, threads);
+    EXPECT_EQ(same.exit_code, 0) << same.output;
+}
+
 // Each rank takes its share of the cores for its own threads and the backend's, with or
 // without mpirun's binding, and oneTBB has nothing to warn about; train.threads overrides.
 TEST_F(TrainMpi, EachRankUsesItsShareOfTheCoresWithoutOneTbbWarnings) {

@@ -1309,6 +1309,22 @@ TEST(TrainAgreement, DisagreementNamesEveryKeyThatDiffersWithEachRanksValue) {
               "data.path (rank 0: a\\x0ab, rank 1: c)");
 }
 
+// Where the runtime sends the ops is part of what ranks agree on; backend options are not.
+TEST(TrainAgreement, RoutingSettingsCoverOpsAndFallbackButNotBackendOptions) {
+    ConfigDocument plain;
+    plain.root = YAML::Load("backend: cpu_tbb\nbackends: {cpu_tbb: {threads: 2}}\n");
+    const SettingLines none = routing_settings(plain);
+    EXPECT_EQ(none, (SettingLines{{"ops", "(none)"}, {"fallback", "(none)"}}));
+    ConfigDocument threads;
+    threads.root = YAML::Load("backend: cpu_tbb\nbackends: {cpu_tbb: {threads: 1}}\n");
+    EXPECT_EQ(routing_settings(threads), none);
+    ConfigDocument routed;
+    routed.root = YAML::Load("backend: cpu_tbb\nops:\n  aclnnMseLoss: atlas_emu\nfallback: cpu_tbb\n");
+    const SettingLines lines = routing_settings(routed);
+    EXPECT_EQ(lines, (SettingLines{{"ops", "{aclnnMseLoss: atlas_emu}"}, {"fallback", "cpu_tbb"}}));
+    for (const auto& line : lines) EXPECT_EQ(line.second.find('\n'), std::string::npos) << line.first;
+}
+
 TEST(TrainAgreement, EffectiveSettingsCoverTheRunAndTheDataButNotThreadsOrOutputs) {
     TempFolder folder;
     TrainSettings settings;

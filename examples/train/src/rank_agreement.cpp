@@ -108,6 +108,25 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
     return lines;
 }
 
+SettingLines routing_settings(const ConfigDocument& document) {
+    SettingLines lines;
+    for (const char* key : {"ops", "fallback"}) {
+        const YAML::Node node = document.root.IsMap() ? document.root[key] : YAML::Node();
+        if (!node) {
+            lines.emplace_back(key, "(none)");
+            continue;
+        }
+        YAML::Node flow = YAML::Clone(node);
+        flow.SetStyle(YAML::EmitterStyle::Flow);
+        YAML::Emitter text;
+        text << flow;
+        std::string value = text.c_str();
+        std::replace(value.begin(), value.end(), '\n', ' ');  // one line: lines are newline-separated
+        lines.emplace_back(key, value);
+    }
+    return lines;
+}
+
 std::string settings_disagreement(const std::vector<SettingLines>& per_rank) {
     std::set<std::string> keys;
     std::vector<std::map<std::string, std::string>> values;

@@ -25,6 +25,11 @@ using SettingLines = std::vector<std::pair<std::string, std::string>>;
 SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes,
                                 const std::optional<std::filesystem::path>& resume_from = std::nullopt);
 
+// Where the runtime sends each op, from the config after overrides: `ops` (per-op backends)
+// and `fallback`, as YAML text, "(none)" when absent. A rank whose ops run elsewhere
+// computes other bytes. The `backends:` options are left out: thread counts may differ.
+SettingLines routing_settings(const ConfigDocument& document);
+
 // "" when every process's lines are the same, else one line naming each key that differs
 // and its value on each rank, e.g. "train.epochs (rank 0: 5, rank 1: 3)".
 std::string settings_disagreement(const std::vector<SettingLines>& per_rank);

@@ -233,8 +233,10 @@ nnplug_status stream_synchronize(void*, void*) {
 }
 
 // The system's oneTBB is not built with ThreadSanitizer, which cannot see its hand-offs:
-// a TSan build declares the one the results depend on (every task's writes happen before
-// execute returns). tests/concurrency/tsan_suppressions.txt covers TBB's own.
+// a TSan build declares the two the results depend on (the caller's writes happen before
+// every task starts, every task's writes happen before execute returns). Without them TSan
+// takes every access of every task for a race. tests/concurrency/tsan_suppressions.txt
+// covers TBB's own.
 #if defined(__SANITIZE_THREAD__)
 void happens_before(void* token) {
     __tsan_release(token);
@@ -255,11 +257,13 @@ void parallel_ranges(CpuContext& context, int64_t count, int64_t grain, Body&& b
         body(int64_t{0}, count);
         return;
     }
-    char finished = 0;  // its address is the token of the hand-off
+    char started = 0, finished = 0;  // their addresses are the tokens of the hand-offs
+    happens_before(&started);
     context.arena->execute([&] {
         tbb::parallel_for(
             tbb::blocked_range<int64_t>(0, count, grain),
             [&](const tbb::blocked_range<int64_t>& range) {
+                happens_after(&started);
                 body(range.begin(), range.end());
                 happens_before(&finished);
             },

@@ -29,9 +29,11 @@ PACKAGES=(
 PERF_PACKAGES=(libtorch-dev)
 
 . tools/debian_packages.sh
+. tools/compiler_cache.sh
 
 build() {
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  use_compiler_cache
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${COMPILER_CACHE_ARGS[@]}"
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
@@ -56,7 +58,8 @@ SANITIZER_SKIPPED_CASES+=":*LeavesOnePlusItAsLibmDoes*:*ExpIsWithinOneUlpOverADe
 SANITIZER_SKIPPED_CASES+=":TrainRandom.EpochOrderPutsEveryRowEverywhereEquallyOften"
 SANITIZER_SKIPPED_CASES+=":TrainRandom.EpochOrderPlacesTwoRowsIndependently"
 sanitize() {
-  local configure=(-G Ninja -DCMAKE_BUILD_TYPE=Debug -DNNPLUG_BUILD_BENCHMARKS=OFF)
+  use_compiler_cache
+  local configure=(-G Ninja -DCMAKE_BUILD_TYPE=Debug -DNNPLUG_BUILD_BENCHMARKS=OFF "${COMPILER_CACHE_ARGS[@]}")
   cmake -S . -B "$BUILD_DIR-asan" "${configure[@]}" -DNNPLUG_SANITIZE=address \
     -DNNPLUG_GTEST_EXCLUDE="$SANITIZER_SKIPPED_CASES"
   cmake --build "$BUILD_DIR-asan" -j "$(nproc)"
@@ -78,7 +81,8 @@ sanitize() {
 # compile commands.
 lint() {
   install_missing_packages clang-format-14 clang-tidy-14
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  use_compiler_cache
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${COMPILER_CACHE_ARGS[@]}" >/dev/null
   tools/lint.sh "$BUILD_DIR"
 }
 

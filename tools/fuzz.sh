@@ -26,8 +26,10 @@ PACKAGES=(
 )
 
 . tools/debian_packages.sh
+. tools/compiler_cache.sh
 
 install_missing_packages "${PACKAGES[@]}"
+use_compiler_cache
 # Only the library, the plugins and the fuzz targets: no tests, examples, benchmarks or
 # Python package. A Debug build (-O0): clang-14 spends over 40 minutes optimizing the
 # instrumented Highway kernels (backends/cpu_tbb/*_simd.cpp) at -O2, while the whole build
@@ -35,7 +37,7 @@ install_missing_packages "${PACKAGES[@]}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DNNPLUG_FUZZ=ON \
   -DNNPLUG_BUILD_TESTS=OFF -DNNPLUG_BUILD_EXAMPLES=OFF -DNNPLUG_BUILD_BENCHMARKS=OFF \
-  -DNNPLUG_BUILD_PYTHON=OFF
+  -DNNPLUG_BUILD_PYTHON=OFF "${COMPILER_CACHE_ARGS[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target nnplug_fuzz
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/nnplug-fuzz.XXXXXX")

@@ -121,9 +121,12 @@ int print_op_schemas() {
                    op.empty_reduction_written ? "a reduced output is written (mean NaN, sum 0)"
                                               : "nothing is written",
                    op.mean_count == NNPLUG_MEAN_OVER_SELF ? "self's elements" : "the iteration space");
-        fmt::print("  promise: {}\n", op.promise == NNPLUG_PROMISE_CANONICAL_BITS
-                                          ? "the canonical float32 expression, bit for bit"
-                                          : "within the stated tolerance of float64");
+        fmt::print("  promise: {}\n",
+                   op.promise == NNPLUG_PROMISE_CANONICAL_BITS
+                       ? "the canonical float32 expression, bit for bit"
+                   : op.promise == NNPLUG_PROMISE_CANONICAL_ORDER
+                       ? "the canonical float32 expression, bit for bit given the backend's exp and log"
+                       : "within the stated tolerance of float64");
     }
     fmt::print("{} op(s)\n", nnplug_op_schema_count());
     return 0;

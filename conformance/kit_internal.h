@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,20 @@ struct RandomCase {
     std::vector<double> magnitude;   // per reference value: the terms' magnitude (cancellation allowance)
 };
 std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool quick);
+// A value for an operand role, with the edges of the ops' expressions now and then.
+float random_value(const std::string& role, SelfValues self_values, std::mt19937_64& random);
+
+// A probed case (probed_cases.cpp): a float32 call, unreduced, and the probe call that reads
+// back each of its elements' transcendental part; both are golden cases without expectations.
+struct ProbedCase {
+    GoldenCase probe, golden;
+    std::vector<ElementInputs> elements;  // golden's inputs per element, row-major
+};
+// The op's probed cases: none unless its KitRules have a probe.
+std::vector<ProbedCase> probed_cases(const OpUnderTest& op, uint64_t seed);
+// Why the call's output is not its canonical expression given the probed values, or "".
+std::string check_probed_run(const OpUnderTest& op, const ProbedCase& c, const std::vector<uint8_t>& probed,
+                             const std::vector<uint8_t>& output);
 // A case of `shape` with contiguous operands and out padded, for the concurrency checks.
 RandomCase concurrency_case(const OpUnderTest& op, uint64_t seed, const std::vector<int64_t>& shape);
 // Why a run's output does not match a random case's expectations, or "".

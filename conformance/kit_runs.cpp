@@ -266,6 +266,16 @@ void run_random_group(KitContext& kit, const OpUnderTest& op) {
         else
             kit.report.fail(kGroupRepeat, op.api, c.golden.name, repeat);
     }
+    for (const ProbedCase& c : probed_cases(op, kit.seed)) {
+        std::vector<uint8_t> probed, output;
+        if (!run_and_sort(kit.report, kGroupRandom, op, c.probe, probed) ||
+            !run_and_sort(kit.report, kGroupRandom, op, c.golden, output))
+            continue;
+        if (const std::string fault = check_probed_run(op, c, probed, output); fault.empty())
+            kit.report.pass(kGroupRandom, op.api);
+        else
+            kit.report.fail(kGroupRandom, op.api, c.golden.name, fault);
+    }
 }
 
 namespace {

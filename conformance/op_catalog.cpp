@@ -36,6 +36,7 @@ SchemaRules derive(const OpUnderTest& op) {
     rules.checks_format = target >= 0 && schema.operands[target].same_format;
     rules.mean_over_self = schema.mean_count == NNPLUG_MEAN_OVER_SELF;
     rules.bit_exact = schema.promise == NNPLUG_PROMISE_CANONICAL_BITS;
+    rules.canonical_order = schema.promise == NNPLUG_PROMISE_CANONICAL_ORDER;
     rules.inputs_share_dtype = true;
     for (size_t i = 0; i < schema.operand_count; ++i) {
         const nnplug_operand_schema& operand = schema.operands[i];

@@ -39,6 +39,12 @@ enum class SelfValues { kProbability, kLogit, kReal };
 struct KitRules {
     ElementExpectation (*evaluate)(const ElementInputs&) = nullptr;
     SelfValues self_values = SelfValues::kReal;
+    // For an op whose docs fix every operation but one transcendental value per element (a
+    // backend's own exp or log): the inputs of the probe call whose result at an element is
+    // that value (every operand present, float32, no reduction), and the canonical float32
+    // expression given it. The kit then expects that expression's exact bits.
+    ElementInputs (*probe_inputs)(const ElementInputs&) = nullptr;
+    float (*canonical_given)(const ElementInputs&, float probed) = nullptr;
 };
 
 // The rules the kit's random and error cases follow, derived by op_catalog() from the
@@ -52,6 +58,7 @@ struct SchemaRules {
     bool mean_over_self = false;            // a gradient's mean divides by self's own count
     bool inputs_share_dtype = false;        // every input has self's dtype (no promotion)
     bool bit_exact = false;                 // every element is its canonical expression exactly
+    bool canonical_order = false;           // the same given the backend's exp and log (probed)
     std::vector<bool> optional;             // per operand: may be absent
     std::vector<bool> rounded_to_promoted;  // per operand: cast to promote(self, target) first
     bool rounds_to_promoted() const;        // some operand is

@@ -13,17 +13,8 @@
 #include "kit_internal.h"
 
 namespace nnplug::conformance {
-namespace {
 
-constexpr float kSentinel = 1234.5f;
-
-aclDataType pick_dtype(std::mt19937_64& random) {
-    const double u = std::uniform_real_distribution<double>(0, 1)(random);
-    return u < 0.6 ? ACL_FLOAT : u < 0.8 ? ACL_FLOAT16 : ACL_BF16;
-}
-
-// A value for an operand role, with the edges of the ops' expressions now and then.
-float pick_value(const std::string& role, SelfValues self_values, std::mt19937_64& random) {
+float random_value(const std::string& role, SelfValues self_values, std::mt19937_64& random) {
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     const bool edge = unit(random) < 0.15f;
     if ((role == "self" || role == "target") && self_values == SelfValues::kReal)  // -1, 0, 1 now and then
@@ -45,6 +36,15 @@ float pick_value(const std::string& role, SelfValues self_values, std::mt19937_6
     if (role == "weight") return 2.0f * unit(random);
     if (role == "posWeight") return 0.1f + 2.9f * unit(random);
     return std::uniform_real_distribution<float>(-2.0f, 2.0f)(random);  // gradOutput
+}
+
+namespace {
+
+constexpr float kSentinel = 1234.5f;
+
+aclDataType pick_dtype(std::mt19937_64& random) {
+    const double u = std::uniform_real_distribution<double>(0, 1)(random);
+    return u < 0.6 ? ACL_FLOAT : u < 0.8 ? ACL_FLOAT16 : ACL_BF16;
 }
 
 // A shape that broadcasts to `shape`: some leading dimensions dropped, some set to 1.
@@ -223,8 +223,9 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
             view = plain ? shape : broadcast_shape(shape, random);
         const int layout_kind = plain || weights_case ? (output ? 1 : 0) : static_cast<int>(random() % 3);
         golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
-                                      : layout(view, dtype, layout_kind,
-                                               [&] { return pick_value(role, op.kit.self_values, random); });
+                                      : layout(view, dtype, layout_kind, [&] {
+                                            return random_value(role, op.kit.self_values, random);
+                                        });
         dtypes += dtype_word(dtype);
         dtypes += "-";
     }

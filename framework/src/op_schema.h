@@ -54,8 +54,9 @@ struct OperandSpec {
 
 // What an op promises about the values it writes (nnplug_numeric_promise).
 enum class NumericPromise : uint8_t {
-    kTolerance,     // within its page's tolerance of the float64 reference
-    kCanonicalBits  // every element is its canonical float32 expression, bit for bit
+    kTolerance,      // within its page's tolerance of the float64 reference
+    kCanonicalBits,  // every element is its canonical float32 expression, bit for bit
+    kCanonicalOrder  // the same given the backend's own exp and log values (unreduced)
 };
 
 struct AttrSpec {

@@ -24,6 +24,7 @@ static_assert(NNPLUG_MEAN_OVER_ITERATION == static_cast<int>(MeanCount::kIterati
 static_assert(NNPLUG_MEAN_OVER_SELF == static_cast<int>(MeanCount::kSelf));
 static_assert(NNPLUG_PROMISE_TOLERANCE == static_cast<int>(NumericPromise::kTolerance));
 static_assert(NNPLUG_PROMISE_CANONICAL_BITS == static_cast<int>(NumericPromise::kCanonicalBits));
+static_assert(NNPLUG_PROMISE_CANONICAL_ORDER == static_cast<int>(NumericPromise::kCanonicalOrder));
 static_assert(NNPLUG_CHECK_NULL == static_cast<int>(Check::kNull));
 static_assert(NNPLUG_CHECK_RANK == static_cast<int>(Check::kRank));
 static_assert(NNPLUG_CHECK_DTYPE == static_cast<int>(Check::kDtype));

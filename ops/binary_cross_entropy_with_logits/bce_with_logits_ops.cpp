@@ -32,13 +32,14 @@ OpSchema forward_schema() {
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
     };
     schema.empty_reduction_written = true;
+    schema.promise = NumericPromise::kCanonicalOrder;  // only exp and log are the backend's own
     return schema;
 }
 
 // Both gradients: null, ranks, dtypes, formats (self, target and the output agree),
 // shapes, reduction, promotion. They differ in the output's name only.
 OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* output) {
-    return OpSchema{
+    OpSchema schema{
         kind,
         api,
         {
@@ -54,6 +55,8 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* outpu
         {Check::kNull, Check::kRank, Check::kDtype, Check::kFormat, Check::kShape, Check::kAttrs,
          Check::kPromotion},
     };
+    schema.promise = NumericPromise::kCanonicalOrder;  // only exp and log are the backend's own
+    return schema;
 }
 
 const OpSchema kForward = forward_schema();

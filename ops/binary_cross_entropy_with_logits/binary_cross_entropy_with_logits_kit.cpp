@@ -71,9 +71,42 @@ ElementExpectation target_backward_element(const ElementInputs& e) {
             std::fabs(d.g * d.w * e.scale64) * (std::fabs(d.x) + (1 + std::fabs(d.p)) * (d.m + d.sp + 1))};
 }
 
-// The family's values: self holds logits.
-KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&)) {
-    return {evaluate, SelfValues::kLogit};
+// The probes (KitRules::probe_inputs): calls whose result is each element's transcendental
+// part exactly. The loss at |x| with y = p = 1 is (0 + 0) + sp = sp; the self gradient at
+// y = 0 with p = 1 is (1 - 0)·s - 0 = s; the target gradient at -|x| with p = 0 is
+// (0 - lp) - 0·logσ(-|x|) = -lp, lp = log1p(exp(-|x|)). Every other factor is 1.
+ElementInputs forward_probe(const ElementInputs& e) {
+    return {1.0f, std::fabs(e.x), 1.0f, 1.0f, 1.0f, true, 1.0f, 1.0};
+}
+
+float forward_given(const ElementInputs& e, float sp) {
+    return e.has_p ? bce_with_logits_forward_pos_given(e.x, e.y, e.w, e.p, sp)
+                   : bce_with_logits_forward_given(e.x, e.y, e.w, sp);
+}
+
+ElementInputs backward_probe(const ElementInputs& e) {
+    return {1.0f, e.x, 0.0f, 1.0f, 1.0f, true, 1.0f, 1.0};
+}
+
+float backward_given(const ElementInputs& e, float s) {
+    return e.has_p ? bce_with_logits_backward_pos_given(e.g, e.y, e.w, e.p, e.scale, s)
+                   : bce_with_logits_backward_given(e.g, e.y, e.w, e.scale, s);
+}
+
+ElementInputs target_backward_probe(const ElementInputs& e) {
+    return {1.0f, -std::fabs(e.x), 0.0f, 1.0f, 0.0f, true, 1.0f, 1.0};
+}
+
+float target_backward_given(const ElementInputs& e, float minus_lp) {
+    return e.has_p ? bce_with_logits_target_backward_pos_given(e.g, e.x, e.w, e.p, e.scale, -minus_lp)
+                   : bce_with_logits_target_backward(e.g, e.x, e.w, e.scale);
+}
+
+// The family's values: self holds logits; each op is fixed but for its exp and log.
+KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&),
+                      ElementInputs (*probe_inputs)(const ElementInputs&),
+                      float (*canonical_given)(const ElementInputs&, float)) {
+    return {evaluate, SelfValues::kLogit, probe_inputs, canonical_given};
 }
 
 }  // namespace
@@ -89,7 +122,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    false,
                    {},
                    {}});
-    ops.back().kit = logits_rules(forward_element);
+    ops.back().kit = logits_rules(forward_element, forward_probe, forward_given);
     ops.push_back({"with_logits_backward",
                    "aclnnBinaryCrossEntropyWithLogitsBackward",
                    {"gradOutput", "self", "target", "weight", "posWeight", "out"},
@@ -100,7 +133,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    true,
                    {},
                    {}});
-    ops.back().kit = logits_rules(backward_element);
+    ops.back().kit = logits_rules(backward_element, backward_probe, backward_given);
     ops.push_back({"with_logits_target_backward",
                    "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
                    {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
@@ -111,7 +144,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    true,
                    {},
                    {}});
-    ops.back().kit = logits_rules(target_backward_element);
+    ops.back().kit = logits_rules(target_backward_element, target_backward_probe, target_backward_given);
 }
 
 }  // namespace nnplug::conformance

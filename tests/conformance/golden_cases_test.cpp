@@ -146,4 +146,14 @@ TEST(GoldenFiles, HoldCasesForEveryOp) {
     }
 }
 
+// An op that promises its canonical expression given the backend's exp and log is checked
+// by the kit's probed cases, which its folder's kit rules must make possible; an op that
+// promises less must not be held to them.
+TEST(KitRules, ProbeExactlyTheOpsThatPromiseTheCanonicalOrder) {
+    for (const auto& op : nnplug::test::op_catalog()) {
+        EXPECT_EQ(op.kit.probe_inputs != nullptr, op.schema.canonical_order) << op.api;
+        EXPECT_EQ(op.kit.canonical_given != nullptr, op.schema.canonical_order) << op.api;
+    }
+}
+
 }  // namespace

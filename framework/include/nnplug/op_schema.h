@@ -64,10 +64,14 @@ typedef enum nnplug_check {
 
 /* What an op promises about the values it writes. */
 typedef enum nnplug_numeric_promise {
-    NNPLUG_PROMISE_TOLERANCE = 0,     /* within the tolerance its page states of a float64
-                                         reference (exp, log and sums may round differently) */
-    NNPLUG_PROMISE_CANONICAL_BITS = 1 /* every element is the op's canonical float32
-                                         expression bit for bit, on every backend */
+    NNPLUG_PROMISE_TOLERANCE = 0,      /* within the tolerance its page states of a float64
+                                          reference (exp, log and sums may round differently) */
+    NNPLUG_PROMISE_CANONICAL_BITS = 1, /* every element is the op's canonical float32
+                                          expression bit for bit, on every backend */
+    NNPLUG_PROMISE_CANONICAL_ORDER = 2 /* every unreduced element is the op's canonical
+                                          float32 expression bit for bit, given the backend's
+                                          own values of the exp and log parts its page names;
+                                          a reduced one is within the stated tolerance */
 } nnplug_numeric_promise;
 
 typedef struct nnplug_operand_schema {

@@ -200,6 +200,9 @@ void run_with_logits(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropyWithL
         const float p = at.load(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT);
 #else
         const float w = rounded_to(promoted, at.load(NNPLUG_BCE_WITH_LOGITS_WEIGHT));
+#ifdef SCALAR_REF_BUG_ABSENT_POS_WEIGHT  // BUG: no posWeight computed as posWeight 1
+        if (!has_pos_weight) return nnplug::bce_with_logits_forward_pos(x, y, w, 1.0f);
+#endif
         if (!has_pos_weight) return nnplug::bce_with_logits_forward(x, y, w);
         const float p = rounded_to(promoted, at.load(NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT));
 #endif
@@ -220,6 +223,9 @@ void run_with_logits_backward(const nnplug_op_desc& d) {  // ...WithLogitsBackwa
             return has_pos_weight ? nnplug::bce_with_logits_target_backward_pos(g, x, w, p, scale)
                                   : nnplug::bce_with_logits_target_backward(g, x, w, scale);
         const float y = at.load(NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET);
+#ifdef SCALAR_REF_BUG_ABSENT_POS_WEIGHT  // BUG: no posWeight computed as posWeight 1
+        return nnplug::bce_with_logits_backward_pos(g, x, y, w, has_pos_weight ? p : 1.0f, scale);
+#endif
         return has_pos_weight ? nnplug::bce_with_logits_backward_pos(g, x, y, w, p, scale)
                               : nnplug::bce_with_logits_backward(g, x, y, w, scale);
     });

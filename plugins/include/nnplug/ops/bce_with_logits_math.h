@@ -29,16 +29,25 @@ inline SoftplusParts softplus_parts(float x) {
     return SoftplusParts{clamp_below(-x, 0.0f), logf(1.0f + e)};
 }
 
+/* Each expression below also comes as a _given function that takes the value of its
+ * transcendental part (sp, the sigmoid s, or log1p(exp(-|x|))) instead of computing it:
+ * every operation but that one is fixed, and the conformance kit checks a backend's
+ * results against these with the backend's own values. */
+
 /* Without posWeight: l = (((1 - y) * x + m) + sp) * w */
+inline float bce_with_logits_forward_given(float x, float y, float w, float sp) {
+    return (((1.0f - y) * x + clamp_below(-x, 0.0f)) + sp) * w;
+}
 inline float bce_with_logits_forward(float x, float y, float w) {
-    const SoftplusParts parts = softplus_parts(x);
-    return (((1.0f - y) * x + parts.m) + parts.sp) * w;
+    return bce_with_logits_forward_given(x, y, w, softplus_parts(x).sp);
 }
 
 /* With posWeight: l = ((1 - y) * x + ((p - 1) * y + 1) * (sp + m)) * w */
+inline float bce_with_logits_forward_pos_given(float x, float y, float w, float p, float sp) {
+    return ((1.0f - y) * x + ((p - 1.0f) * y + 1.0f) * (sp + clamp_below(-x, 0.0f))) * w;
+}
 inline float bce_with_logits_forward_pos(float x, float y, float w, float p) {
-    const SoftplusParts parts = softplus_parts(x);
-    return ((1.0f - y) * x + ((p - 1.0f) * y + 1.0f) * (parts.sp + parts.m)) * w;
+    return bce_with_logits_forward_pos_given(x, y, w, p, softplus_parts(x).sp);
 }
 
 /* sigmoid(x) = 1 / (1 + exp(-x)): 0 for x below about -88 (exp overflows), 1 above 17. */
@@ -47,20 +56,29 @@ inline float bce_sigmoid(float x) {
 }
 
 /* Gradient w.r.t. self without posWeight: ((s - y) * g) * w * scale */
+inline float bce_with_logits_backward_given(float g, float y, float w, float scale, float s) {
+    return (s - y) * g * w * scale;
+}
 inline float bce_with_logits_backward(float g, float x, float y, float w, float scale) {
-    return (bce_sigmoid(x) - y) * g * w * scale;
+    return bce_with_logits_backward_given(g, y, w, scale, bce_sigmoid(x));
 }
 
 /* With posWeight: t = p * y; (((t + 1) - y) * s - t) * g * w * scale */
-inline float bce_with_logits_backward_pos(float g, float x, float y, float w, float p, float scale) {
+inline float bce_with_logits_backward_pos_given(float g, float y, float w, float p, float scale, float s) {
     const float t = p * y;
-    return (((t + 1.0f) - y) * bce_sigmoid(x) - t) * g * w * scale;
+    return (((t + 1.0f) - y) * s - t) * g * w * scale;
+}
+inline float bce_with_logits_backward_pos(float g, float x, float y, float w, float p, float scale) {
+    return bce_with_logits_backward_pos_given(g, y, w, p, scale, bce_sigmoid(x));
 }
 
-/* log(sigmoid(z)) = min(z, 0) - log1p(exp(-|z|)), NaN passing */
-inline float bce_log_sigmoid(float z) {
+/* log(sigmoid(z)) = min(z, 0) - log1p(exp(-|z|)), NaN passing; lp = log1p(exp(-|z|)) */
+inline float bce_log_sigmoid_given(float z, float lp) {
     const float low = z > 0.0f ? 0.0f : z;
-    return low - log1pf(expf(-fabsf(z)));
+    return low - lp;
+}
+inline float bce_log_sigmoid(float z) {
+    return bce_log_sigmoid_given(z, log1pf(expf(-fabsf(z))));
 }
 
 /* Gradient w.r.t. target without posWeight: (-x) * g * w * scale, exactly as PyTorch
@@ -70,8 +88,12 @@ inline float bce_with_logits_target_backward(float g, float x, float w, float sc
 }
 
 /* With posWeight: (log(sigmoid(-x)) - p * log(sigmoid(x))) * g * w * scale */
+inline float bce_with_logits_target_backward_pos_given(float g, float x, float w, float p, float scale,
+                                                       float lp) {
+    return (bce_log_sigmoid_given(-x, lp) - p * bce_log_sigmoid_given(x, lp)) * g * w * scale;
+}
 inline float bce_with_logits_target_backward_pos(float g, float x, float w, float p, float scale) {
-    return (bce_log_sigmoid(-x) - p * bce_log_sigmoid(x)) * g * w * scale;
+    return bce_with_logits_target_backward_pos_given(g, x, w, p, scale, log1pf(expf(-fabsf(x))));
 }
 
 }  // namespace nnplug

@@ -27,6 +27,9 @@ Command conformance_command(CLI::App& app) {
            "the ops to check, by aclnn name (aclnnBinaryCrossEntropyBackward ...); default: every op the "
            "plugin serves")
         ->delimiter(',');
+    sub->add_flag("--every-op", options->every_op,
+                  "check every op this SDK defines: one the plugin does not serve fails (for a backend that "
+                  "claims them all)");
     sub->add_option(
            "--groups", options->groups,
            "the case groups to run: golden, random (with untouched and repeat), errors, concurrency, "

@@ -322,13 +322,15 @@ bool load_golden_cases(const std::string& data_dir, KitContext& kit, std::ostrea
     return true;
 }
 
-// The ops to check: those asked for, else every op of the catalog the plugin serves. An op
-// asked for that the plugin does not serve is a failure; one not asked for is skipped.
+// The ops to check: those asked for (all with --every-op), else every op of the catalog the
+// plugin serves. An op asked for that the plugin does not serve is a failure; one not asked
+// for is skipped.
 std::vector<const OpUnderTest*> select_ops(const KitOptions& options, const ProbeResult& probe,
                                            KitContext& kit, std::ostream& out) {
     std::vector<const OpUnderTest*> ops;
     for (const OpUnderTest& op : op_catalog()) {
-        const bool asked = std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
+        const bool asked = options.every_op ||
+                           std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
                            std::find(options.ops.begin(), options.ops.end(), op.name) != options.ops.end();
         if (!options.ops.empty() && !asked) continue;
         const auto served = probe.served.find(op.api);

@@ -14,6 +14,7 @@ namespace nnplug::conformance {
 struct KitOptions {
     std::string plugin;            // a backend name (libnnplug_<name>.so on the search path) or a path to one
     std::vector<std::string> ops;  // aclnn names to check; empty: every op the plugin serves
+    bool every_op = false;         // check every op the SDK defines: one the plugin does not serve fails
     std::vector<std::string> groups;  // golden, random, errors, concurrency, refusals, memory; empty: all
     std::vector<std::string>
         backend_options;   // KEY=VALUE, the plugin's options (backends.<name> in the config)

@@ -239,7 +239,7 @@ bool one_of(int status, std::initializer_list<int> allowed) {
     return false;
 }
 
-// For a second, threads create and destroy tensors, executors, streams and contexts while
+// For a second or more, threads create and destroy tensors, executors, streams and contexts while
 // others run first phases, runs and synchronizations on whatever the slots hold. Each call
 // either succeeds or returns the error of a handle that is not live; nothing crashes,
 // deadlocks or (under the sanitizers) touches freed memory.
@@ -356,7 +356,12 @@ TEST_F(HandleRace, EveryHandleCreatedAndDestroyedWhileCallsRunOnIt) {
             expect(aclrtSynchronizeDevice(), {ACL_SUCCESS}, "aclrtSynchronizeDevice");
         }
     });
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    // A second at least, and on until some run got through (on a loaded machine the executors
+    // may be destroyed under every run for a while): the race must have been run.
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [&] { return std::chrono::steady_clock::now() - start; };
+    while (elapsed() < std::chrono::seconds(1) || (runs.load() == 0 && elapsed() < std::chrono::seconds(30)))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stop = true;
     for (std::thread& thread : threads) thread.join();
     for (size_t i = 0; i < Slots<aclTensor*>::kCount; ++i) {

@@ -335,8 +335,15 @@ TEST_F(TrainMpi, RanksRoutingOpsElsewhereStopNamingTheRouting) {
     routed.insert(routed.end(), {"--set", "ops.aclnnBinaryCrossEntropyWithLogits=atlas_emu"});
     expect_refused(folder.path() / "routed", base, routed,
                    {"ops (rank 0: (none), rank 1: {aclnnBinaryCrossEntropyWithLogits: atlas_emu})"});
+    // An emulated SoC with other cores sums in another order: the ranks compare it.
+    auto soc = base;
+    soc.insert(soc.end(), {"--set", "backends.atlas_emu.soc=Ascend910"});
+    expect_refused(folder.path() / "soc", base, soc,
+                   {"backends.atlas_emu.soc (rank 0: (none), rank 1: Ascend910)"});
+    // Thread counts change no byte: each rank may take its share of the cores.
     auto threads = base;
-    threads.insert(threads.end(), {"--set", "backends.cpu_tbb.threads=1"});
+    threads.insert(threads.end(),
+                   {"--set", "backends.cpu_tbb.threads=1", "--set", "backends.atlas_emu.host_threads=1"});
     const RunResult same = run_two(folder.path() / "threads", base, threads);
     EXPECT_EQ(same.exit_code, 0) << same.output;
 }

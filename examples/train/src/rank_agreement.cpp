@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -108,22 +109,53 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
     return lines;
 }
 
+namespace {
+
+// A YAML node as one line of flow text (lines are newline-separated).
+std::string flow_text(const YAML::Node& node) {
+    YAML::Node flow = YAML::Clone(node);
+    flow.SetStyle(YAML::EmitterStyle::Flow);
+    YAML::Emitter text;
+    text << flow;
+    std::string value = text.c_str();
+    std::replace(value.begin(), value.end(), '\n', ' ');
+    return value;
+}
+
+// Backend options that change no byte a rank computes: how many host threads, how work is
+// split among them, what is logged and traced, and the emulated bandwidth (only the time
+// estimate uses it). Any other option (an emulated SoC, its cores or Unified Buffer, a
+// third-party plugin's own) may, so the ranks compare it.
+bool changes_no_result(const std::string& option) {
+    static const char* const kExempt[] = {"threads",   "grain", "host_threads",
+                                          "log_level", "trace", "bandwidth_gbps"};
+    return std::find(std::begin(kExempt), std::end(kExempt), option) != std::end(kExempt);
+}
+
+}  // namespace
+
 SettingLines routing_settings(const ConfigDocument& document) {
     SettingLines lines;
+    const auto top = [&](const char* key) {
+        return document.root.IsMap() ? document.root[key] : YAML::Node();
+    };
     for (const char* key : {"ops", "fallback"}) {
-        const YAML::Node node = document.root.IsMap() ? document.root[key] : YAML::Node();
-        if (!node) {
-            lines.emplace_back(key, "(none)");
+        const YAML::Node node = top(key);
+        lines.emplace_back(key, node ? flow_text(node) : "(none)");
+    }
+    const YAML::Node backends = top("backends");
+    for (const auto& backend : backends&& backends.IsMap() ? backends : YAML::Node(YAML::NodeType::Map)) {
+        const std::string name = backend.first.Scalar();
+        if (!backend.second.IsMap()) {
+            lines.emplace_back("backends." + name, flow_text(backend.second));
             continue;
         }
-        YAML::Node flow = YAML::Clone(node);
-        flow.SetStyle(YAML::EmitterStyle::Flow);
-        YAML::Emitter text;
-        text << flow;
-        std::string value = text.c_str();
-        std::replace(value.begin(), value.end(), '\n', ' ');  // one line: lines are newline-separated
-        lines.emplace_back(key, value);
+        for (const auto& option : backend.second)
+            if (!changes_no_result(option.first.Scalar()))
+                lines.emplace_back("backends." + name + "." + option.first.Scalar(),
+                                   flow_text(option.second));
     }
+    std::sort(lines.begin(), lines.end());
     return lines;
 }
 

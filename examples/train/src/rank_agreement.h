@@ -25,9 +25,12 @@ using SettingLines = std::vector<std::pair<std::string, std::string>>;
 SettingLines effective_settings(const TrainSettings& settings, const std::string& backend, int processes,
                                 const std::optional<std::filesystem::path>& resume_from = std::nullopt);
 
-// Where the runtime sends each op, from the config after overrides: `ops` (per-op backends)
-// and `fallback`, as YAML text, "(none)" when absent. A rank whose ops run elsewhere
-// computes other bytes. The `backends:` options are left out: thread counts may differ.
+// Where the runtime sends each op and what the backends are told, from the config after
+// overrides: `ops` (per-op backends) and `fallback`, "(none)" when absent, and each
+// `backends.<name>.<option>`, as YAML text. A rank whose ops run elsewhere, or on an emulated
+// SoC with other cores, computes other bytes. Left out: the options that change no result
+// (threads, grain, host_threads, log_level, trace, bandwidth_gbps): each rank takes its
+// share of the cores.
 SettingLines routing_settings(const ConfigDocument& document);
 
 // "" when every process's lines are the same, else one line naming each key that differs

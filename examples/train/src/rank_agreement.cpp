@@ -143,18 +143,18 @@ SettingLines routing_settings(const ConfigDocument& document) {
         const YAML::Node node = top(key);
         lines.emplace_back(key, node ? flow_text(node) : "(none)");
     }
-    const YAML::Node backends = top("backends");
-    for (const auto& backend : backends&& backends.IsMap() ? backends : YAML::Node(YAML::NodeType::Map)) {
-        const std::string name = backend.first.Scalar();
-        if (!backend.second.IsMap()) {
-            lines.emplace_back("backends." + name, flow_text(backend.second));
-            continue;
+    if (const YAML::Node backends = top("backends"); backends && backends.IsMap())
+        for (const auto& backend : backends) {
+            const std::string name = backend.first.Scalar();
+            if (!backend.second.IsMap()) {
+                lines.emplace_back("backends." + name, flow_text(backend.second));
+                continue;
+            }
+            for (const auto& option : backend.second)
+                if (!changes_no_result(option.first.Scalar()))
+                    lines.emplace_back("backends." + name + "." + option.first.Scalar(),
+                                       flow_text(option.second));
         }
-        for (const auto& option : backend.second)
-            if (!changes_no_result(option.first.Scalar()))
-                lines.emplace_back("backends." + name + "." + option.first.Scalar(),
-                                   flow_text(option.second));
-    }
     std::sort(lines.begin(), lines.end());
     return lines;
 }

@@ -174,8 +174,8 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
     if (communicator.size() > 1) {
         train::SettingLines lines = train::effective_settings(request.settings, request.backend,
                                                               communicator.size(), request.resume_from);
-        const train::SettingLines routing = train::routing_settings(document);
-        lines.insert(lines.end(), routing.begin(), routing.end());
+        const train::SettingLines runtime = train::runtime_settings(document);
+        lines.insert(lines.end(), runtime.begin(), runtime.end());
         train::agree_on_settings(communicator, lines);
     }
 

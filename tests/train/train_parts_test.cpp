@@ -1310,20 +1310,20 @@ TEST(TrainAgreement, DisagreementNamesEveryKeyThatDiffersWithEachRanksValue) {
 }
 
 // Where the runtime sends the ops is part of what ranks agree on; backend options are not.
-TEST(TrainAgreement, RoutingSettingsCoverOpsFallbackAndTheOptionsThatChangeResults) {
+TEST(TrainAgreement, RuntimeSettingsCoverOpsFallbackAndTheOptionsThatChangeResults) {
     ConfigDocument plain;
     plain.root = YAML::Load("backend: cpu_tbb\nbackends: {cpu_tbb: {threads: 2, grain: 4096}}\n");
-    const SettingLines none = routing_settings(plain);
+    const SettingLines none = runtime_settings(plain);
     EXPECT_EQ(none, (SettingLines{{"fallback", "(none)"}, {"ops", "(none)"}}));
     // Thread counts, task sizes, logs, traces and the time estimate's bandwidth change no byte.
     ConfigDocument threads;
     threads.root = YAML::Load(
         "backend: cpu_tbb\nbackends: {cpu_tbb: {threads: 1, grain: 1024}, atlas_emu: {host_threads: 1, "
         "log_level: debug, trace: t.json, bandwidth_gbps: 100}}\n");
-    EXPECT_EQ(routing_settings(threads), none);
+    EXPECT_EQ(runtime_settings(threads), none);
     ConfigDocument routed;
     routed.root = YAML::Load("backend: cpu_tbb\nops:\n  aclnnMseLoss: atlas_emu\nfallback: cpu_tbb\n");
-    const SettingLines lines = routing_settings(routed);
+    const SettingLines lines = runtime_settings(routed);
     EXPECT_EQ(lines, (SettingLines{{"fallback", "cpu_tbb"}, {"ops", "{aclnnMseLoss: atlas_emu}"}}));
     for (const auto& line : lines) EXPECT_EQ(line.second.find('\n'), std::string::npos) << line.first;
     // An emulated SoC, its cores, and any option of a plugin the list does not know may.
@@ -1331,7 +1331,7 @@ TEST(TrainAgreement, RoutingSettingsCoverOpsFallbackAndTheOptionsThatChangeResul
     emulated.root = YAML::Load(
         "backend: atlas_emu\nbackends: {atlas_emu: {soc: Ascend910, vector_cores: 8, host_threads: 2}, "
         "vendor: {mode: [fast, 2]}}\n");
-    EXPECT_EQ(routing_settings(emulated), (SettingLines{{"backends.atlas_emu.soc", "Ascend910"},
+    EXPECT_EQ(runtime_settings(emulated), (SettingLines{{"backends.atlas_emu.soc", "Ascend910"},
                                                         {"backends.atlas_emu.vector_cores", "8"},
                                                         {"backends.vendor.mode", "[fast, 2]"},
                                                         {"fallback", "(none)"},

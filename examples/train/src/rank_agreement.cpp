@@ -134,7 +134,7 @@ bool changes_no_result(const std::string& option) {
 
 }  // namespace
 
-SettingLines routing_settings(const ConfigDocument& document) {
+SettingLines runtime_settings(const ConfigDocument& document) {
     SettingLines lines;
     const auto top = [&](const char* key) {
         return document.root.IsMap() ? document.root[key] : YAML::Node();

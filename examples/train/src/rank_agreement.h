@@ -31,7 +31,7 @@ SettingLines effective_settings(const TrainSettings& settings, const std::string
 // SoC with other cores, computes other bytes. Left out: the options that change no result
 // (threads, grain, host_threads, log_level, trace, bandwidth_gbps): each rank takes its
 // share of the cores.
-SettingLines routing_settings(const ConfigDocument& document);
+SettingLines runtime_settings(const ConfigDocument& document);
 
 // "" when every process's lines are the same, else one line naming each key that differs
 // and its value on each rank, e.g. "train.epochs (rank 0: 5, rank 1: 3)".

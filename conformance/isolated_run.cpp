@@ -175,20 +175,4 @@ std::string describe_end(const ChildOutcome& outcome, double case_timeout) {
     return text;
 }
 
-std::string escaped(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte < 0x7f) {
-            out += c;
-        } else {
-            char code[5];
-            std::snprintf(code, sizeof code, "\\x%02x", byte);
-            out += code;
-        }
-    }
-    return out;
-}
-
 }  // namespace nnplug::conformance

@@ -31,8 +31,4 @@ ChildOutcome run_isolated(const std::function<int(int records_fd)>& body, double
 // not finish ended, for its case's failure line.
 std::string describe_end(const ChildOutcome& outcome, double case_timeout);
 
-// text with every byte outside printable ASCII written as \xNN, so that
-// nothing a plugin says can start a line, move the cursor or pass for the kit's own output.
-std::string escaped(const std::string& text);
-
 }  // namespace nnplug::conformance

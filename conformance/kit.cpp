@@ -2,6 +2,7 @@
 // groups, the tables and the summary.
 #include "kit.h"
 
+#include <nnplug/escaped_text.h>
 #include <unistd.h>
 
 #include <algorithm>

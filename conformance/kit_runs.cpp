@@ -1,5 +1,6 @@
 // The kit's report, a case uploaded and run through the public API, and the groups that run
 // cases: golden, random (with untouched storage and repeated runs), concurrency.
+#include <nnplug/escaped_text.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // model's logits (loss: bce_with_logits), or aclnnBinaryCrossEntropy / ...Backward on its
 // sigmoid outputs (loss: bce).
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -222,11 +223,11 @@ int run_main(int argc, char** argv) {
         // for it at the next combine.
         if (communicator->distributed()) {
             std::fprintf(stderr, "nnplug_train: %s: %s\n", communicator->name().c_str(),
-                         train::printable(message).c_str());
+                         nnplug::escaped(message).c_str());
             std::fflush(stderr);
             communicator->abort(1);
         }
-        std::fprintf(stderr, "nnplug_train: %s\n", train::printable(message).c_str());
+        std::fprintf(stderr, "nnplug_train: %s\n", nnplug::escaped(message).c_str());
         return 1;
     };
     try {
@@ -241,7 +242,7 @@ int run_main(int argc, char** argv) {
     } catch (const train::SettingsMismatch& error) {
         // Every process knows: one message, and each leaves without stopping the others.
         if (communicator->rank() == 0)
-            std::fprintf(stderr, "nnplug_train: %s\n", train::printable(error.what()).c_str());
+            std::fprintf(stderr, "nnplug_train: %s\n", nnplug::escaped(error.what()).c_str());
         return 1;
     } catch (const std::exception& error) {
         return fail(error.what());

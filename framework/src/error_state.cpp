@@ -1,6 +1,7 @@
 #include "error_state.h"
 
-#include "escaped_text.h"
+#include <nnplug/escaped_text.h>
+
 #include "logging.h"
 
 namespace nnplug {

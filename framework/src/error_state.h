@@ -8,8 +8,8 @@
 
 namespace nnplug {
 
-// Replaces this thread's recent error message, control bytes escaped (escaped_text.h);
-// also logged at debug level.
+// Replaces this thread's recent error message, bytes outside printable ASCII escaped
+// (nnplug/escaped_text.h); also logged at debug level.
 void set_last_error(const std::string& message);
 const char* last_error();
 

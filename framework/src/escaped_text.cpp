@@ -1,4 +1,4 @@
-#include "escaped_text.h"
+#include <nnplug/escaped_text.h>
 
 #include <cstdio>
 
@@ -9,7 +9,7 @@ std::string escaped(std::string_view text) {
     out.reserve(text.size());
     for (const char c : text) {
         const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte != 0x7f) {
+        if (byte >= 0x20 && byte < 0x7f) {
             out += c;
             continue;
         }

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <nnplug/inventory.h>
 #include <nnplug/plugin.h>
 
@@ -8,7 +9,6 @@
 #include <optional>
 
 #include "backend_setup.h"
-#include "escaped_text.h"
 #include "logging.h"
 #include "op_routing.h"
 #include "plugin_locator.h"
@@ -135,7 +135,7 @@ void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& s
 }
 
 // Every text of the inventory comes from a config file or a plugin; `nnplug info` prints
-// it, so control bytes are written as \xNN here, once.
+// it, so bytes outside printable ASCII are written as \xNN here, once.
 void escape_for_printing(Inventory& inventory) {
     for (std::string* text :
          {&inventory.config_file, &inventory.config_error, &inventory.backend, &inventory.fallback})

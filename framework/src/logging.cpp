@@ -1,18 +1,17 @@
 #include "logging.h"
 
+#include <nnplug/escaped_text.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "escaped_text.h"
-
 namespace nnplug {
 namespace {
 
-// Writes each message with its control bytes escaped: log lines quote paths, config values
-// and plugin text, and each must stay one line that cannot move the terminal's cursor.
+// Writes each message with the bytes outside printable ASCII escaped: log lines quote paths,
+// config values and plugin text, and each must stay one line that cannot move the cursor.
 class EscapingSink : public spdlog::sinks::sink {
 public:
     explicit EscapingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}

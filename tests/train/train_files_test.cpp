@@ -109,11 +109,4 @@ TEST(TrainFiles, ReadRefusesFifosDevicesFoldersAndOversizedFilesWithoutHanging) 
               std::string::npos);
 }
 
-TEST(TrainFiles, PrintableEscapesControlBytes) {
-    EXPECT_EQ(printable("plain text\tok"), "plain text\tok");
-    EXPECT_EQ(printable("a\nb\x1b[31mc\x7f"), "a\\x0ab\\x1b[31mc\\x7f");
-    EXPECT_EQ(printable(printable("a\nb")), "a\\x0ab");
-    EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
-}
-
 }  // namespace

@@ -1,6 +1,7 @@
 #include "checkpoint.h"
 
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -379,7 +380,7 @@ int64_t largest_checkpoint_bytes(const ResumeBounds& bounds) {
 
 TrainingState read_checkpoint(const std::filesystem::path& path, const RunIdentity& expected,
                               const ResumeBounds& bounds) {
-    const std::string file = printable(path.string());
+    const std::string file = nnplug::escaped(path.string());
     // A FIFO, a device or a file larger than this run's checkpoint can be is refused before
     // anything is read or allocated.
     const std::string bytes = read_regular_file(path, largest_checkpoint_bytes(bounds), "checkpoint");

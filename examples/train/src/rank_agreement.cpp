@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,13 +31,13 @@ uint64_t fnv1a(const char* bytes, size_t count, uint64_t hash = kFnvOffset) {
 std::pair<int64_t, uint64_t> file_digest(const std::filesystem::path& path, const char* what) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        throw std::runtime_error(
-            fmt::format("cannot open {} '{}': {}", what, printable(path.string()), std::strerror(errno)));
+        throw std::runtime_error(fmt::format("cannot open {} '{}': {}", what, nnplug::escaped(path.string()),
+                                             std::strerror(errno)));
     struct stat status {};
     if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
         ::close(fd);
         throw std::runtime_error(
-            fmt::format("{} '{}' is not a regular file", what, printable(path.string())));
+            fmt::format("{} '{}' is not a regular file", what, nnplug::escaped(path.string())));
     }
     std::vector<char> buffer(1 << 20);
     uint64_t hash = kFnvOffset;
@@ -47,8 +48,8 @@ std::pair<int64_t, uint64_t> file_digest(const std::filesystem::path& path, cons
         if (n < 0) {
             const int error = errno;
             ::close(fd);
-            throw std::runtime_error(
-                fmt::format("cannot read {} '{}': {}", what, printable(path.string()), std::strerror(error)));
+            throw std::runtime_error(fmt::format("cannot read {} '{}': {}", what,
+                                                 nnplug::escaped(path.string()), std::strerror(error)));
         }
         if (n == 0) break;
         hash = fnv1a(buffer.data(), static_cast<size_t>(n), hash);
@@ -178,9 +179,10 @@ std::string settings_disagreement(const std::vector<SettingLines>& per_rank) {
         for (size_t r = 0; r < values.size(); ++r) {
             const std::optional<std::string> value = value_on(r, key);
             same = same && value == value_on(0, key);
-            shown.push_back(fmt::format("rank {}: {}", r, value ? printable(*value) : "(none)"));
+            shown.push_back(fmt::format("rank {}: {}", r, value ? nnplug::escaped(*value) : "(none)"));
         }
-        if (!same) differences.push_back(fmt::format("{} ({})", printable(key), fmt::join(shown, ", ")));
+        if (!same)
+            differences.push_back(fmt::format("{} ({})", nnplug::escaped(key), fmt::join(shown, ", ")));
     }
     return fmt::format("{}", fmt::join(differences, "; "));
 }

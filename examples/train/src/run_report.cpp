@@ -1,6 +1,7 @@
 #include "run_report.h"
 
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 
 #include <algorithm>
 #include <array>
@@ -236,7 +237,8 @@ std::string roc_curve_svg(const float* scores, const float* labels, int64_t coun
 std::string summary_text(const RunSummary& s) {
     const auto& c = s.confusion.counts;
     // Label names come from the data file: printed escaped.
-    const std::array<std::string, 2> names = {printable(s.label_names[0]), printable(s.label_names[1])};
+    const std::array<std::string, 2> names = {nnplug::escaped(s.label_names[0]),
+                                              nnplug::escaped(s.label_names[1])};
     const size_t name_width = std::max<size_t>({names[0].size(), names[1].size(), 6}) + 2;
     std::string text = fmt::format("Test accuracy: {:.2f}% ({} of {}), ROC AUC {:.4f}, test loss {:.4f}\n",
                                    100.0 * s.confusion.accuracy(), c[0][0] + c[1][1], s.confusion.total(),

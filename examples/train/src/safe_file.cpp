@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +17,7 @@ namespace {
 [[noreturn]] void fail_errno(const std::string& what, const std::filesystem::path& path) {
     const int error = errno;
     throw std::runtime_error(
-        fmt::format("cannot {} '{}': {}", what, printable(path.string()), std::strerror(error)));
+        fmt::format("cannot {} '{}': {}", what, nnplug::escaped(path.string()), std::strerror(error)));
 }
 
 // Closes a descriptor when it goes out of scope.
@@ -84,7 +85,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 }
 
 std::string read_regular_file(const std::filesystem::path& path, int64_t max_bytes, const std::string& what) {
-    const std::string shown = printable(path.string());
+    const std::string shown = nnplug::escaped(path.string());
     // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
     const Descriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (file.fd < 0)
@@ -116,19 +117,6 @@ std::string read_regular_file(const std::filesystem::path& path, int64_t max_byt
     }
     bytes.resize(done);
     return bytes;
-}
-
-std::string printable(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
-            out += fmt::format("\\x{:02x}", byte);
-        else
-            out += c;
-    }
-    return out;
 }
 
 }  // namespace train

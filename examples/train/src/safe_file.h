@@ -21,9 +21,4 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // std::runtime_error "<what> '<path>' ...".
 std::string read_regular_file(const std::filesystem::path& path, int64_t max_bytes, const std::string& what);
 
-// Text as printed in one message line: bytes below 0x20 (but tab) and 0x7f as \xNN, so a
-// value from a file or the command line cannot start a line or send terminal escapes.
-// Escaping twice changes nothing more.
-std::string printable(const std::string& text);
-
 }  // namespace train

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nnplug/escaped_text.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
@@ -293,7 +294,7 @@ std::optional<YAML::Mark> second_document_start(const std::string& text) {
 }  // namespace
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
-    const std::string shown = printable(path.string());
+    const std::string shown = nnplug::escaped(path.string());
     const std::string text = read_regular_file(path, kLargestConfigBytes, "config file");
     ConfigDocument document;
     document.source = std::filesystem::absolute(path);
@@ -305,7 +306,7 @@ ConfigDocument read_config_document(const std::filesystem::path& path) {
         document.root = YAML::Load(text);
     } catch (const YAML::Exception& exception) {
         throw std::runtime_error(fmt::format("{}:{}:{}: malformed YAML: {}", shown, exception.mark.line + 1,
-                                             exception.mark.column + 1, printable(exception.msg)));
+                                             exception.mark.column + 1, nnplug::escaped(exception.msg)));
     }
     if (document.root.IsNull()) document.root = YAML::Node(YAML::NodeType::Map);
     if (!document.root.IsMap())

@@ -1,6 +1,7 @@
 #include "trainer.h"
 
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -216,7 +217,7 @@ void TrainingRun::print_header() const {
     const int ranks = comm_.size();
     const std::optional<float>& pos_weight = data_.pos_weight;
     fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n",
-               printable(data_.split.train.description), data_.train_rows(), data_.test_rows(),
+               nnplug::escaped(data_.split.train.description), data_.train_rows(), data_.test_rows(),
                data_.class_weights.first, data_.class_weights.second, data_.load_seconds);
     fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text_,
                model_.parameters().size(), settings_.optimizer, settings_.learning_rate, settings_.batch_size,
@@ -238,8 +239,9 @@ int TrainingRun::run() {
         resume_from(*request_.resume_from);
         if (finished_already()) return kRunFinished;
         if (leader_)
-            fmt::print("Resumed from {} at epoch {} batch {}\n", printable(request_.resume_from->string()),
-                       state_.epochs_done + 1, state_.batches_done);
+            fmt::print("Resumed from {} at epoch {} batch {}\n",
+                       nnplug::escaped(request_.resume_from->string()), state_.epochs_done + 1,
+                       state_.batches_done);
     }
     start_outputs();
     print_header();
@@ -297,7 +299,7 @@ std::optional<int> TrainingRun::run_epoch(int64_t epoch) {
                 fmt::print(
                     "Interrupted in epoch {} after batch {} of {}: checkpoint written to {}\n"
                     "Continue with --resume.\n",
-                    epoch, b + 1, batches_per_epoch_, printable(checkpoint_path_.string()));
+                    epoch, b + 1, batches_per_epoch_, nnplug::escaped(checkpoint_path_.string()));
             return stop_ == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
         }
     }
@@ -306,7 +308,7 @@ std::optional<int> TrainingRun::run_epoch(int64_t epoch) {
     if (stop_ != 0 && epoch < settings_.epochs) {
         if (leader_)
             fmt::print("Interrupted after epoch {}: checkpoint written to {}\nContinue with --resume.\n",
-                       epoch, printable(checkpoint_path_.string()));
+                       epoch, nnplug::escaped(checkpoint_path_.string()));
         return stop_ == SIGTERM ? kRunInterruptedBySigterm : kRunInterruptedBySigint;
     }
     return std::nullopt;
@@ -352,8 +354,8 @@ bool TrainingRun::finished_already() const {
         fmt::print(
             "Nothing to train: {} is of a finished run ({} of {} epochs done); its outputs are in {}. "
             "Raise train.epochs to train on.\n",
-            printable(request_.resume_from->string()), state_.epochs_done, settings_.epochs,
-            printable(settings_.output_dir.string()));
+            nnplug::escaped(request_.resume_from->string()), state_.epochs_done, settings_.epochs,
+            nnplug::escaped(settings_.output_dir.string()));
     return true;
 }
 
@@ -412,7 +414,7 @@ int TrainingRun::finish() {
     fmt::print(
         "Outputs in {}: metrics.csv, training_curves.svg, roc_curve.svg, summary.json, checkpoint.bin, "
         "config.yaml\n",
-        printable(settings_.output_dir.string()));
+        nnplug::escaped(settings_.output_dir.string()));
     return kRunFinished;
 }
 

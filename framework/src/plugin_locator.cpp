@@ -215,48 +215,72 @@ std::vector<std::string> available_backends(const std::vector<std::filesystem::p
     return names;
 }
 
+namespace {
+
+// The longest backend name: its file, libnnplug_<name>.so, must fit a file name (NAME_MAX).
+constexpr size_t kMaxBackendNameBytes =
+    NAME_MAX - std::char_traits<char>::length(kPrefix) - std::char_traits<char>::length(kSuffix);
+
+// The plugin file a backend name or path means, and the folder holding it; false with the
+// reason in error when there is none. Looking never throws: a name the file system refuses
+// (too long, a folder that cannot be searched) is a reason like any other.
+bool find_plugin_file(const std::string& name, const std::vector<std::filesystem::path>& search_path,
+                      std::filesystem::path& file, std::filesystem::path& folder, std::string& error) {
+    std::error_code code;
+    if (name.find('/') != std::string::npos) {
+        file = name;
+        const auto status = std::filesystem::status(file, code);
+        if (status.type() == std::filesystem::file_type::not_found) {
+            error = fmt::format("backend plugin file '{}' does not exist", name);
+        } else if (code) {
+            error = fmt::format("backend plugin file '{}' cannot be looked at: {}", name, code.message());
+        } else if (status.type() == std::filesystem::file_type::directory) {
+            error = fmt::format("backend plugin file '{}' is a folder", name);
+        } else {
+            folder = std::filesystem::absolute(file).parent_path();
+            return true;
+        }
+        return false;
+    }
+    if (!safe_name(name)) {
+        error = fmt::format(
+            "backend name '{}' refused: a plugin name holds no '..', backslash or control "
+            "character (a path to a file holds a '/')",
+            name);
+        return false;
+    }
+    if (name.size() > kMaxBackendNameBytes) {
+        error = fmt::format(
+            "backend name '{}' refused: it is {} bytes; a backend name is at most {}, so that {} "
+            "fits a file name ({} bytes)",
+            name, name.size(), kMaxBackendNameBytes, plugin_file_name("<name>"), NAME_MAX);
+        return false;
+    }
+    for (const auto& candidate_folder : search_path) {
+        const auto candidate = candidate_folder / plugin_file_name(name);
+        if (std::filesystem::exists(candidate, code)) {
+            file = candidate;
+            folder = candidate_folder;
+            return true;
+        }
+    }
+    std::vector<std::string> folders;
+    for (const auto& each : search_path) folders.push_back(each.string());
+    const auto names = available_backends(search_path);
+    error = fmt::format("backend '{}' not found{}: no {} in [{}]; available: [{}]", name,
+                        did_you_mean(name, names), plugin_file_name(name), fmt::join(folders, ", "),
+                        fmt::join(names, ", "));
+    return false;
+}
+
+}  // namespace
+
 std::optional<PluginLibrary> load_backend(const std::string& name,
                                           const std::vector<std::filesystem::path>& search_path,
                                           bool allow_insecure, std::string& error) {
     const bool is_path = name.find('/') != std::string::npos;
     std::filesystem::path file, folder;
-    if (is_path) {
-        file = name;
-        if (!std::filesystem::exists(file)) {
-            error = fmt::format("backend plugin file '{}' does not exist", name);
-            return std::nullopt;
-        }
-        if (std::filesystem::is_directory(file)) {
-            error = fmt::format("backend plugin file '{}' is a folder", name);
-            return std::nullopt;
-        }
-        folder = std::filesystem::absolute(file).parent_path();
-    } else {
-        if (!safe_name(name)) {
-            error = fmt::format(
-                "backend name '{}' refused: a plugin name holds no '..', backslash or control "
-                "character (a path to a file holds a '/')",
-                name);
-            return std::nullopt;
-        }
-        for (const auto& candidate_folder : search_path) {
-            const auto candidate = candidate_folder / plugin_file_name(name);
-            if (std::filesystem::exists(candidate)) {
-                file = candidate;
-                folder = candidate_folder;
-                break;
-            }
-        }
-        if (file.empty()) {
-            std::vector<std::string> folders;
-            for (const auto& each : search_path) folders.push_back(each.string());
-            const auto names = available_backends(search_path);
-            error = fmt::format("backend '{}' not found{}: no {} in [{}]; available: [{}]", name,
-                                did_you_mean(name, names), plugin_file_name(name), fmt::join(folders, ", "),
-                                fmt::join(names, ", "));
-            return std::nullopt;
-        }
-    }
+    if (!find_plugin_file(name, search_path, file, folder, error)) return std::nullopt;
     // Every check comes before the file is loaded: loading it runs its constructors.
     std::string fault;
     FileDescriptor plugin = open_plugin(file, folder, fault);

@@ -443,6 +443,24 @@ TEST_F(PluginTrust, ANameWithDotDotOrABackslashIsRefused) {
     EXPECT_FALSE(constructor_ran());
 }
 
+// libnnplug_<name>.so must fit a file name: a longer name is refused as such, not left to
+// the file system, whose "File name too long" came out as an internal error.
+TEST_F(PluginTrust, ABackendNameTooLongForItsFileNameIsRefusedByName) {
+    const std::string longest(242, 'n'), too_long(243, 'n');
+    ASSERT_EQ(init("backend: " + longest + "\nplugin_paths: [plugins]\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("backend '" + longest + "' not found"), std::string::npos) << message();
+    ASSERT_EQ(init("backend: " + too_long + "\nplugin_paths: [plugins]\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("backend name '" + too_long +
+                             "' refused: it is 243 bytes; a backend name is at most 242, so that "
+                             "libnnplug_<name>.so fits a file name (255 bytes)"),
+              std::string::npos)
+        << message();
+    const std::string path = "plugins/" + std::string(300, 'p') + ".so";
+    ASSERT_EQ(init("backend: " + path + "\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find(path + "' cannot be looked at: File name too long"), std::string::npos)
+        << message();
+}
+
 TEST_F(PluginTrust, APluginOrFolderOwnedByAnotherUserIsRefused) {
     if (geteuid() != 0) GTEST_SKIP() << "changing a file's owner needs root";
     const uid_t nobody = 65534;

@@ -1,5 +1,6 @@
-// The float64 scalar reference of both ops, for tests and the conformance kit:
-// the formulas of docs/ops/binary_cross_entropy.md, evaluated in double with the same clamps.
+// The float64 scalar reference of both ops, for tests, the conformance kit and plugin authors
+// (installed as nnplug/reference/bce_reference.h): the formulas of
+// docs/ops/binary_cross_entropy.md, evaluated in double with the same clamps.
 #pragma once
 
 #include <cmath>

@@ -1,6 +1,7 @@
-// The float64 scalar reference of the three with-logits ops, for tests and the conformance
-// kit: the mathematical definitions of /work/shared/SPEC.md sections 5-7 (the forward loss,
-// its gradient w.r.t. self and w.r.t. target), evaluated in double in numerically stable
+// The float64 scalar reference of the three with-logits ops, for tests, the conformance kit
+// and plugin authors (installed as nnplug/reference/bce_with_logits_reference.h): the
+// definitions of docs/ops/binary_cross_entropy_with_logits.md (the forward loss, its
+// gradient w.r.t. self and w.r.t. target), evaluated in double in numerically stable
 // forms (no exp that overflows, no log(1 + tiny) that loses the tiny), not in the float32
 // canonical order.
 //

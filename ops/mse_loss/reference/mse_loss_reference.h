@@ -1,5 +1,6 @@
-// The float64 scalar reference of both ops, for tests and the conformance kit: the formulas
-// of docs/ops/mse_loss.md, evaluated in double.
+// The float64 scalar reference of both ops, for tests, the conformance kit and plugin authors
+// (installed as nnplug/reference/mse_loss_reference.h): the formulas of docs/ops/mse_loss.md,
+// evaluated in double.
 #pragma once
 
 namespace nnplug::reference {

@@ -1,9 +1,11 @@
 // An outside program built against the installed package: it must find the installed
-// plugins and default config by itself, and the published op schemas.
+// plugins and default config by itself, the published op schemas and the float64 references.
 #include <acl/acl.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <nnplug/op_schema.h>
+#include <nnplug/reference/bce_reference.h>
 
+#include <cmath>
 #include <cstdio>
 
 int main() {
@@ -33,6 +35,11 @@ int main() {
     aclrtSynchronizeStream(nullptr);
     aclrtMemcpy(host, sizeof host, device, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);
     std::printf("consumer: %f from backend %s (status %d)\n", host[3], aclrtGetSocName(), status);
+    const double reference = nnplug::reference::bce_backward(0.1, 1.0, 0.3, 0.5, 1.0);
+    if (std::fabs(host[3] - reference) > 1e-6 * std::fabs(reference)) {
+        std::printf("consumer: the float64 reference is %f\n", reference);
+        status = ACLNN_ERR_INNER;
+    }
     for (aclTensor* tensor : tensors) aclDestroyTensor(tensor);
     aclrtFree(device);
     aclFinalize();

@@ -6,14 +6,15 @@ strides (views are read in place where the backend's memory is host memory).
 """
 
 import dataclasses
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 
 import nnplug
 from . import _nnplug
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "BCELoss", "BCEWithLogitsLoss",
+           "MSELoss"]
 
 _ACL_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 27}
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -55,6 +56,11 @@ class _LossOps:
     # shape of the unreduced loss and of every gradient op's `out` (a gradient is then summed
     # to its operand's shape where that broadcast)
     shape: Callable = lambda operands: operands[0].shape
+    # the operands as the gradient ops take them (None: as they are)
+    gradient_inputs: Optional[Callable] = None
+    # per gradient, the operands its op takes after the incoming gradient, as indices into
+    # `operands` (absent: all of them, in order)
+    gradient_operands: Dict[int, Tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 def _promoted(operands):
@@ -79,6 +85,32 @@ _BCE_WITH_LOGITS = _LossOps(
     grad_dtype=lambda operands, i: operands[1].dtype)
 
 
+def _broadcast_shape(operands):
+    return torch.broadcast_shapes(operands[0].shape, operands[1].shape)
+
+
+def _expanded_and_promoted(operands):
+    """The operands as views of their common shape in their promoted dtype: the backward op
+    promotes nothing, and its mean divides by self's count, which torch takes after
+    broadcasting (its mse_loss calls aten on the expanded tensors)."""
+    dtype = _promoted(operands)
+    return torch.broadcast_tensors(*(operand.to(dtype) for operand in operands))
+
+
+# aclnnMseLoss broadcasts and promotes its operands itself. The gradient w.r.t. target is
+# the backward op with self and target swapped: 2 * (target - self) * g is exactly the
+# negated gradient w.r.t. self.
+_MSE = _LossOps(
+    operands=("input", "target"),
+    forward="aclnnMseLoss",
+    gradients={0: "aclnnMseLossBackward", 1: "aclnnMseLossBackward"},
+    out_dtype=_promoted,
+    grad_dtype=lambda operands, i: _promoted(operands),
+    shape=_broadcast_shape,
+    gradient_inputs=_expanded_and_promoted,
+    gradient_operands={1: (1, 0)})
+
+
 class _AclnnLoss(torch.autograd.Function):
     """A loss whose forward and gradients are the aclnn ops of a _LossOps."""
 
@@ -100,6 +132,7 @@ class _AclnnLoss(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
         ops, operands = ctx.ops, ctx.saved_tensors
+        inputs = ops.gradient_inputs(operands) if ops.gradient_inputs else operands
         grads = []
         for i, needed in enumerate(ctx.needs_input_grad[2:]):
             if not needed:
@@ -109,8 +142,9 @@ class _AclnnLoss(torch.autograd.Function):
                 raise RuntimeError(f"nnplug.torch: the derivative of {ops.forward} for "
                                    f"'{ops.operands[i]}' is not implemented")
             out = torch.empty(ops.shape(operands), dtype=ops.grad_dtype(operands, i))
-            _run(ops.gradients[i], ("grad_output",) + ops.operands, (grad_output,) + operands,
-                 ctx.reduction, out)
+            order = ops.gradient_operands.get(i, range(len(operands)))
+            _run(ops.gradients[i], ("grad_output",) + tuple(ops.operands[j] for j in order),
+                 (grad_output,) + tuple(inputs[j] for j in order), ctx.reduction, out)
             grads.append(out.sum_to_size(operands[i].shape).to(operands[i].dtype))
         return (None, None, *grads)
 
@@ -130,6 +164,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     """torch.nn.functional.binary_cross_entropy_with_logits on nnplug
     (aclnnBinaryCrossEntropyWithLogits)."""
     return _AclnnLoss.apply(_BCE_WITH_LOGITS, _reduction_code(reduction), input, target, weight, pos_weight)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """torch.nn.functional.mse_loss on nnplug (aclnnMseLoss): input and target broadcast to
+    each other, as in torch, and the mean divides by the broadcast count."""
+    return _AclnnLoss.apply(_MSE, _reduction_code(reduction), input, target)
 
 
 class BCELoss(torch.nn.Module):
@@ -157,3 +197,15 @@ class BCEWithLogitsLoss(torch.nn.Module):
 
     def forward(self, input, target):
         return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
+
+
+class MSELoss(torch.nn.Module):
+    """torch.nn.MSELoss on nnplug."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        _reduction_code(reduction)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return mse_loss(input, target, self.reduction)

@@ -7,6 +7,8 @@
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h"
+#include "aclnnop/aclnn_mse_loss.h"
+#include "aclnnop/aclnn_mse_loss_backward.h"
 
 namespace nnplug::python {
 namespace {
@@ -42,6 +44,16 @@ const OpEntry kOps[] = {
              in[0], in[1], in[2], in[3], in[4], reduction, out, size, ex);
      },
      aclnnBinaryCrossEntropyWithLogitsTargetBackward},
+    {"aclnnMseLoss", 2,
+     [](const aclTensor* const* in, int64_t reduction, aclTensor* out, uint64_t* size, aclOpExecutor** ex) {
+         return aclnnMseLossGetWorkspaceSize(in[0], in[1], reduction, out, size, ex);
+     },
+     aclnnMseLoss},
+    {"aclnnMseLossBackward", 3,
+     [](const aclTensor* const* in, int64_t reduction, aclTensor* out, uint64_t* size, aclOpExecutor** ex) {
+         return aclnnMseLossBackwardGetWorkspaceSize(in[0], in[1], in[2], reduction, out, size, ex);
+     },
+     aclnnMseLossBackward},
 };
 
 }  // namespace

@@ -57,3 +57,10 @@ BCE = F.binary_cross_entropy
 def BCE_WITH_LOGITS(input, target, weight=None, pos_weight=None, reduction="mean"):
     """torch's, with nnplug.torch's argument order (pos_weight before reduction)."""
     return F.binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight, reduction=reduction)
+
+
+def MSE(input, target, reduction="mean"):
+    """torch's, on operands broadcast first as torch's own mse_loss does (without its warning
+    about different sizes)."""
+    input, target = torch.broadcast_tensors(input, target)
+    return F.mse_loss(input, target, reduction=reduction)

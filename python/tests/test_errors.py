@@ -24,6 +24,14 @@ def test_shape_mismatch_is_the_runtimes_error():
     assert usable()
 
 
+def test_operands_that_do_not_broadcast_to_each_other_are_the_runtimes_error():
+    with pytest.raises(nnplug.Error) as caught:
+        nt.mse_loss(torch.rand(3, 5), torch.rand(4, 1))
+    assert caught.value.status == 161002
+    assert "aclnnMseLoss" in str(caught.value)
+    assert usable()
+
+
 def test_weight_that_does_not_broadcast_is_refused():
     with pytest.raises(nnplug.Error) as caught:
         nt.binary_cross_entropy_with_logits(torch.rand(3, 5), torch.rand(3, 5), weight=torch.rand(4))
@@ -107,7 +115,8 @@ def test_op_names_are_those_of_the_c_api():
 
     assert set(_nnplug.op_names()) >= {
         "aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", "aclnnBinaryCrossEntropyWithLogits",
-        "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward"}
+        "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
+        "aclnnMseLoss", "aclnnMseLossBackward"}
     with pytest.raises(ValueError):
         _nnplug.run("aclnnNoSuchOp", [], 0, (0, 0, (), ()))
 

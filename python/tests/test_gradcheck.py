@@ -32,7 +32,7 @@ def analytic(function, inputs, index):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("case", ["bce", "logits_self", "logits_target", "logits_pos_weight_self",
-                                  "logits_pos_weight_target"])
+                                  "logits_pos_weight_target", "mse_self", "mse_target"])
 def test_gradient_matches_finite_differences(case, reduction):
     g = torch.Generator().manual_seed(2)
     shape = (3, 4)
@@ -42,6 +42,11 @@ def test_gradient_matches_finite_differences(case, reduction):
 
         def function(x, y):
             return nt.binary_cross_entropy(x, y, weight, reduction=reduction)
+    elif case.startswith("mse"):  # target broadcast along dim 0: its gradient sums 3 rows
+        inputs = [torch.randn(shape, generator=g) * 2, torch.randn(4, generator=g)]
+
+        def function(x, y):
+            return nt.mse_loss(x, y, reduction=reduction)
     else:
         pos_weight = torch.rand(4, generator=g) * 3 if "pos_weight" in case else None
         inputs = [torch.randn(shape, generator=g) * 2, torch.rand(shape, generator=g)]

@@ -1,11 +1,13 @@
 """nnplug.torch's losses and gradients against torch.nn.functional in float64: random
-shapes, broadcast weights, strided views, 0-d and empty tensors, every dtype and reduction."""
+shapes, broadcast weights, operands that broadcast to each other, strided views, 0-d and
+empty tensors, every dtype and reduction."""
 
 import pytest
 import torch
 
 import nnplug.torch as nt
-from reference import BCE, BCE_WITH_LOGITS, assert_close, loss_and_grads, nnplug_loss_and_grads
+from reference import (BCE, BCE_WITH_LOGITS, MSE, TOLERANCE, assert_close, loss_and_grads,
+                       nnplug_loss_and_grads)
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 REDUCTIONS = ["none", "mean", "sum"]
@@ -56,6 +58,29 @@ def test_bce_with_logits_random_shapes(dtype, reduction, seed):
           dict(reduction=reduction), [0, 1], dtype)
 
 
+# input and target broadcast to each other: the loss has the common shape, its mean
+# divides by that shape's count, and each gradient is summed back to its operand's shape.
+# A summed gradient adds elements each rounded to the dtype, as torch's own does: it is
+# held to the dtype's tolerance of the sum of their magnitudes, not of the (cancelling) sum.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shapes", [((4, 5), (4, 5)), ((3, 1, 5), (4, 1)), ((5,), (2, 3, 5)), ((), (2, 3)),
+                                    ((2, 1), ())])
+def test_mse_broadcasts_mutually(dtype, reduction, shapes):
+    g = torch.Generator().manual_seed(len(shapes[0]) * 10 + len(shapes[1]))
+    x, y = logits(shapes[0], dtype, g), logits(shapes[1], dtype, g)
+    kwargs = dict(reduction=reduction)
+    expected, expected_grads = loss_and_grads(MSE, [x, y], kwargs, [0, 1])
+    actual, actual_grads = nnplug_loss_and_grads(nt.mse_loss, [x, y], kwargs, [0, 1])
+    assert_close(actual, expected, dtype)
+    xb, yb = torch.broadcast_tensors(x.double(), y.double())
+    magnitude = (2 * (xb - yb)).abs() / (xb.numel() if reduction == "mean" else 1)
+    for operand, actual_grad, expected_grad in zip((x, y), actual_grads, expected_grads):
+        assert actual_grad.dtype == dtype and actual_grad.shape == operand.shape
+        bound = TOLERANCE[dtype]["rtol"] * (magnitude.sum_to_size(operand.shape) + expected_grad.abs()) + 1e-12
+        assert ((actual_grad.double() - expected_grad).abs() <= bound).all(), (actual_grad, expected_grad)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_incoming_gradient_scales_each_element(dtype):
     g = torch.Generator().manual_seed(7)
@@ -93,6 +118,7 @@ def test_strided_views_are_read_in_place(dtype, view, reduction):
     z = (x - 0.5) * 8
     check(nt.binary_cross_entropy_with_logits, BCE_WITH_LOGITS, [z, x, None, None], dict(reduction=reduction),
           [0, 1], dtype)
+    check(nt.mse_loss, MSE, [z, y], dict(reduction=reduction), [0, 1], dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -112,6 +138,7 @@ def test_empty_tensors(dtype, reduction):
     check(nt.binary_cross_entropy, BCE, [x, y, None], dict(reduction=reduction), [0], dtype)
     check(nt.binary_cross_entropy_with_logits, BCE_WITH_LOGITS, [x, y, None, None], dict(reduction=reduction),
           [0, 1], dtype)
+    check(nt.mse_loss, MSE, [x, torch.rand(3).to(dtype)], dict(reduction=reduction), [0, 1], dtype)
 
 
 @pytest.mark.parametrize("dtypes", [(torch.float32, torch.float16), (torch.float16, torch.bfloat16),
@@ -128,6 +155,14 @@ def test_mixed_dtypes_give_torch_result_dtype(dtypes):
     assert loss.dtype == result
     torch.testing.assert_close(loss.double(), BCE_WITH_LOGITS(x.double(), y.double(), reduction="none"),
                                rtol=1e-2, atol=1e-3)
+    x.requires_grad_(True)
+    y.requires_grad_(True)
+    loss = nt.mse_loss(x, y, reduction="mean")
+    assert loss.dtype == result
+    torch.testing.assert_close(loss.double(), MSE(x.double(), y.double()), rtol=1e-2, atol=1e-4)
+    loss.backward()  # each gradient in its operand's dtype, as torch gives it
+    assert x.grad.dtype == dtypes[0] and y.grad.dtype == dtypes[1]
+    torch.testing.assert_close(x.grad.double(), -y.grad.double(), rtol=1e-2, atol=1e-4)
 
 
 def test_large_mean_is_accurate():

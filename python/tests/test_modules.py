@@ -1,4 +1,4 @@
-"""BCELoss and BCEWithLogitsLoss as drop-in replacements for torch's modules."""
+"""BCELoss, BCEWithLogitsLoss and MSELoss as drop-in replacements for torch's modules."""
 
 import copy
 
@@ -8,8 +8,8 @@ import torch
 import nnplug.torch as nt
 
 
-def train(model, loss_module, features, labels, steps=20):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+def train(model, loss_module, features, labels, steps=20, lr=0.5):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for _ in range(steps):
         optimizer.zero_grad()
@@ -62,3 +62,18 @@ def test_module_reductions_match(reduction):
                                torch.nn.BCEWithLogitsLoss(reduction=reduction)(x, y))
     p = torch.sigmoid(x)
     torch.testing.assert_close(nt.BCELoss(reduction=reduction)(p, y), torch.nn.BCELoss(reduction=reduction)(p, y))
+    torch.testing.assert_close(nt.MSELoss(reduction=reduction)(x, y), torch.nn.MSELoss(reduction=reduction)(x, y))
+
+
+def test_mse_regression_follows_torchs_module():
+    g = torch.Generator().manual_seed(4)
+    features = torch.randn(64, 5, generator=g)
+    targets = features @ torch.tensor([1.0, -2.0, 0.5, 0.0, 3.0]) + 0.1 * torch.randn(64, generator=g)
+    model = torch.nn.Linear(5, 1)
+    theirs = copy.deepcopy(model)
+    ours = train(model, nt.MSELoss(), features, targets, steps=20, lr=0.05)
+    expected = train(theirs, torch.nn.MSELoss(), features, targets, steps=20, lr=0.05)
+    torch.testing.assert_close(torch.tensor(ours), torch.tensor(expected), rtol=1e-5, atol=1e-6)
+    assert ours[-1] < 0.3 * ours[0]  # it learns
+    for mine, reference in zip(model.parameters(), theirs.parameters()):
+        torch.testing.assert_close(mine, reference, rtol=1e-4, atol=1e-5)

@@ -3,20 +3,22 @@
 autograd on the same tensors, beside the machine's memory bandwidth (a STREAM triad), all
 measured in one process, interleaved, best of several runs. Not a test: it asserts nothing.
 
-    PYTHONPATH=build/lib/python3.11/dist-packages python3 bench/torch_autograd_bce.py
+    PYTHONPATH=build/lib/python3.11/dist-packages python3 bench/torch_autograd_losses.py
 
 Columns: the best time of one forward + backward (reduction mean) through autograd; GB/s
 counts the bytes the two passes must move (forward: input, target; backward: input,
 target, gradient written), so `of triad` is the share of the triad's bandwidth; `ops
 alone` is nnplug's two ops called directly into a gradient buffer made once (no autograd,
 no fresh gradient whose page faults both autograd columns pay); `vs torch` is torch's time
-over nnplug's, both through autograd. torch 1.13 has no float16/bfloat16 binary_cross_entropy on the CPU and no
-float16 binary_cross_entropy_with_logits ("n/a").
+over nnplug's, both through autograd. torch 1.13 has no float16/bfloat16 binary_cross_entropy
+on the CPU, no float16 binary_cross_entropy_with_logits, no bfloat16 mse_loss and no float16
+mse_loss gradient ("n/a").
 """
 
 import argparse
 import os
 import time
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -29,11 +31,13 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 LOSSES = {
     "bce": (nt.binary_cross_entropy, F.binary_cross_entropy),
     "bce_with_logits": (nt.binary_cross_entropy_with_logits, F.binary_cross_entropy_with_logits),
+    "mse": (nt.mse_loss, F.mse_loss),
 }
 # The aclnn ops of each loss with the operands after target left out (weight, pos_weight).
 OPS = {
     "bce": ("aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", 1),
     "bce_with_logits": ("aclnnBinaryCrossEntropyWithLogits", "aclnnBinaryCrossEntropyWithLogitsBackward", 2),
+    "mse": ("aclnnMseLoss", "aclnnMseLossBackward", 0),
 }
 ARRAYS_MOVED = 5  # forward reads 2, backward reads 2 and writes 1
 
@@ -42,7 +46,7 @@ def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,4,16,64", help="element counts in Mi (2^20), comma-separated")
     parser.add_argument("--dtypes", default="float32,float16,bfloat16")
-    parser.add_argument("--losses", default="bce,bce_with_logits")
+    parser.add_argument("--losses", default="bce,bce_with_logits,mse")
     parser.add_argument("--repeats", type=int, default=7, help="runs of each; the best counts")
 
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
@@ -110,6 +114,7 @@ def inputs(loss, n, dtype):
 
 
 def torch_supports(function, x, y):
+    warnings.filterwarnings("ignore", message="Applying the CPU mse kernel on half")  # then refused
     try:
         forward_backward(function, x[:8].detach().requires_grad_(True), y[:8])()
         return True

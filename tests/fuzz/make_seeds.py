@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_ops and fuzz_checkpoint (tests/fuzz/corpus/), in the input
+"""Writes the seed corpora of fuzz_ops, fuzz_checkpoint and fuzz_safe_file (tests/fuzz/corpus/), in the input
 formats their sources describe. The seeds are committed; run this only after changing a format:
     python3 tests/fuzz/make_seeds.py
 fuzz_runtime_config's seeds are plain YAML files, written by hand."""
@@ -147,6 +147,24 @@ def checkpoint_seeds():
         [0.01] * 11, [0.001] * 11, history[:2])
 
 
+# --- fuzz_safe_file ---------------------------------------------------------------------------
+
+PLANTED = ["nothing", "old_file", "link_out", "dangling_link", "folder", "fifo", "link_to_folder"]
+
+
+def safe_file_seed(planted, name, data):
+    """What is planted, the name's length and bytes, the bytes written; see fuzz_safe_file.cpp."""
+    return bytes([PLANTED.index(planted), len(name)]) + name + data
+
+
+def safe_file_seeds():
+    for planted in PLANTED:
+        yield f"{planted}_at_metrics_csv", safe_file_seed(planted, b"metrics.csv", b"epoch,loss\n1,0.69\n")
+    yield "longest_name", safe_file_seed("old_file", b"n" * 255, b"bytes")
+    yield "dot_dot", safe_file_seed("nothing", b"..", b"x")
+    yield "empty_file", safe_file_seed("link_out", b"checkpoint.bin", b"")
+
+
 def write(folder, seeds):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -158,3 +176,4 @@ def write(folder, seeds):
 if __name__ == "__main__":
     write("fuzz_ops", ops_seeds())
     write("fuzz_checkpoint", checkpoint_seeds())
+    write("fuzz_safe_file", safe_file_seeds())

@@ -75,6 +75,15 @@ TEST(TrainFiles, LinksAtPredictableTemporaryNamesAreNeverFollowed) {
     EXPECT_EQ(names_in(folder.path() / "out").size(), 4u);  // the links and the file, nothing else
 }
 
+// A name of 255 bytes is a valid file name; its temporary, decorated, must still fit one.
+TEST(TrainFiles, TheLongestFileNameIsWritten) {
+    TempFolder folder;
+    const auto path = folder.path() / std::string(255, 'n');
+    write_file_atomically(path, "bytes");
+    EXPECT_EQ(text_of(path), "bytes");
+    EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{std::string(255, 'n')});
+}
+
 TEST(TrainFiles, AFailedWriteNamesTheFileAndLeavesNoTemporary) {
     TempFolder folder;
     fs::create_directory(folder.path() / "config.yaml");  // the rename cannot replace a folder

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -41,12 +42,15 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& pa
     }
 }
 
-// A fresh file `.<name>.<random>.tmp` in the folder; its name.
+// A fresh file `.<name>.<random>.tmp` in the folder; its name. The name is cut so that the
+// temporary's fits a file name (NAME_MAX) whenever the name itself does.
 std::string create_temporary(int folder_fd, const std::string& name, int& fd) {
+    constexpr size_t kDecoration = 22;  // the dots, 16 hex digits and "tmp"
+    const std::string stem = name.substr(0, NAME_MAX - kDecoration);
     std::random_device seed;
     std::mt19937_64 random(seed());
     for (int attempt = 0; attempt < 100; ++attempt) {
-        std::string temporary = fmt::format(".{}.{:016x}.tmp", name, random());
+        std::string temporary = fmt::format(".{}.{:016x}.tmp", stem, random());
         fd = ::openat(folder_fd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                       0644);
         if (fd >= 0) return temporary;

@@ -51,7 +51,7 @@ void finalize() {
 }
 
 void run(const std::string& op_name, const py::list& inputs, int64_t reduction, const py::tuple& out) {
-    const nnplug::python::OpEntry* op = nnplug::python::find_op(op_name.c_str());
+    const nnplug::python::OpEntry* op = nnplug::python::find_op(op_name);
     if (op == nullptr) throw py::value_error("nnplug has no op " + op_name);
     if (static_cast<int>(inputs.size()) != op->inputs) {
         throw py::value_error(op_name + " takes " + std::to_string(op->inputs) + " inputs");
@@ -78,10 +78,8 @@ std::string default_config_path() {
 }
 
 std::vector<std::string> op_names() {
-    int count = 0;
-    const nnplug::python::OpEntry* ops = nnplug::python::all_ops(&count);
     std::vector<std::string> names;
-    for (int i = 0; i < count; ++i) names.emplace_back(ops[i].name);
+    for (const nnplug::python::OpEntry& op : nnplug::python::all_ops()) names.push_back(op.name);
     return names;
 }
 

@@ -141,7 +141,7 @@ void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inp
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
     check_status(op.get_workspace(handles.data(), reduction, result.get(), &workspace_size, &executor),
-                 op.name);
+                 op.name.c_str());
     run_executor(op, executor, workspace_size, stream.get());
     result.copy_back();
 }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -104,8 +105,10 @@ public:
     RuntimeConfig(const RuntimeConfig&) = delete;
     RuntimeConfig& operator=(const RuntimeConfig&) = delete;
     const std::filesystem::path& path() const { return path_; }
+    // Called by the destructor too: a copy that cannot be removed stays, nothing throws.
     void remove() {
-        if (!copy_.empty()) std::filesystem::remove(copy_);
+        std::error_code ignored;
+        if (!copy_.empty()) std::filesystem::remove(copy_, ignored);
         copy_.clear();
     }
     // A runtime message about the private copy, told about the user's file.

@@ -829,6 +829,21 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
               std::string::npos);
 }
 
+// A data path the file system refuses to look up is not found, with the reason, rather than
+// std::filesystem's exception.
+TEST(TrainSettings, ADataPathTooLongToLookUpIsNotFoundWithTheReason) {
+    TempFolder folder;
+    const std::string name(300, 'd');
+    ConfigDocument document =
+        read_config_document(folder.write("t.yaml", "application: {data: {path: " + name + "}}\n"));
+    const std::string error = error_of([&] { read_train_settings(document, {}); });
+    EXPECT_EQ(error.rfind("data file '" + name + "' not found; looked at: " +
+                              (folder.path() / name).string() + " (File name too long)",
+                          0),
+              0u)
+        << error;
+}
+
 TEST(TrainSettings, AMappingThatHoldsItselfIsRefusedByName) {
     // An alias can make a mapping its own value; reading it must end with a named error.
     TempFolder folder;

@@ -494,6 +494,16 @@ TEST_F(TrainRun, BadCommandLineAndConfigAreReported) {
     EXPECT_NE(backend.output.find("backend 'nosuch' not found"), std::string::npos) << backend.output;
 }
 
+TEST_F(TrainRun, AnOutputFolderThatCannotBeMadeIsNamedWithTheReason) {
+    const std::filesystem::path file = folder.write("a_file", "x");  // where the output folder should be
+    const RunResult result = run(file, {"--synthetic", "200,4", "--set", "train.epochs=1"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.output.find("nnplug_train: cannot create the output folder '" + file.string() + "': "),
+              std::string::npos)
+        << result.output;
+    EXPECT_EQ(read_text(file), "x");
+}
+
 // The shipped data's test split: 42 malignant and 71 benign rows.
 constexpr double kShippedTestRows = 113;
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "safe_file.h"
 
@@ -396,15 +397,20 @@ TrainSettings read_train_settings(const ConfigDocument& document,
         const auto given = settings.data_path;
         tried.push_back(given.is_absolute() ? given : document.source.parent_path() / given);
         for (const auto& folder : data_folders) tried.push_back(folder / given.filename());
-        const auto found = std::find_if(tried.begin(), tried.end(), [](const auto& path) {
-            return std::filesystem::is_regular_file(path);
+        // A place the file system refuses to look at (a name too long, a folder not searchable)
+        // is one where the file is not; the message says why.
+        std::vector<std::string> shown;
+        const auto found = std::find_if(tried.begin(), tried.end(), [&](const auto& path) {
+            std::error_code error;
+            const auto status = std::filesystem::status(path, error);
+            shown.push_back(path.lexically_normal().string());
+            if (error && status.type() != std::filesystem::file_type::not_found)
+                shown.back() += " (" + error.message() + ")";
+            return status.type() == std::filesystem::file_type::regular;
         });
-        if (found == tried.end()) {
-            std::vector<std::string> shown;
-            for (const auto& path : tried) shown.push_back(path.lexically_normal().string());
+        if (found == tried.end())
             throw std::runtime_error(fmt::format("data file '{}' not found; looked at: {}", given.string(),
                                                  fmt::join(shown, ", ")));
-        }
         settings.data_path = std::filesystem::canonical(*found);
     }
     return settings;

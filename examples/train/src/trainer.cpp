@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 
 #include "checkpoint.h"
 #include "communicator.h"
@@ -362,7 +363,12 @@ bool TrainingRun::finished_already() const {
 // The run has started (its data loaded, its checkpoint accepted): its folder and config.
 void TrainingRun::start_outputs() {
     if (!leader_) return;
-    std::filesystem::create_directories(settings_.output_dir);
+    std::error_code error;
+    std::filesystem::create_directories(settings_.output_dir, error);
+    if (error)
+        throw std::runtime_error(fmt::format("cannot create the output folder '{}': {}",
+                                             nnplug::escaped(settings_.output_dir.string()),
+                                             error.message()));
     write_file_atomically(settings_.output_dir / "config.yaml", request_.config_text);
 }
 

@@ -59,8 +59,8 @@ std::ptrdiff_t open_descriptors() {
 struct Scratch {
     fs::path base, out, victim;
     Scratch() {
-        char pattern[] = "/tmp/nnplug-fuzz-safe-file.XXXXXX";
-        if (!mkdtemp(pattern)) broken("mkdtemp failed");
+        std::string pattern = (fs::temp_directory_path() / "nnplug-fuzz-safe-file.XXXXXX").string();
+        if (!mkdtemp(pattern.data())) broken("mkdtemp failed");
         base = pattern;
         out = base / "out";
         fs::create_directory(base / "outside");

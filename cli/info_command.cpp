@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <nnplug/inventory.h>
 #include <nnplug/op_schema.h>
+#include <nnplug/plugin.h>
 
 #include <memory>
 #include <string>
@@ -67,6 +68,18 @@ const char* shape_text(nnplug_shape_rule rule, nnplug_reduced_shape reduced) {
             return reduced == NNPLUG_REDUCED_SCALAR
                        ? "the iteration space's shape, or [] when reduced"
                        : "the iteration space's shape, or [] or [1] when reduced";
+        case NNPLUG_SHAPE_CLASS_ROWS:
+            return "self's shape without the class axis";
+        case NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED:
+            return reduced == NNPLUG_REDUCED_SCALAR
+                       ? "self's shape without the class axis, or [] when reduced"
+                       : "self's shape without the class axis, or [] or [1] when reduced";
+        case NNPLUG_SHAPE_CLASSES:
+            return "(C), one element per class";
+        case NNPLUG_SHAPE_ONE_ELEMENT:
+            return "[] or [1]";
+        case NNPLUG_SHAPE_IGNORED:
+            return "not read or written (null and dtype checked only)";
     }
     return "?";
 }
@@ -99,7 +112,38 @@ void print_operand(const nnplug_op_schema& op, size_t slot) {
     if (operand.promotes) rules += ", promotes";
     if (operand.dtype_of >= 0) rules += fmt::format(", dtype of {}", op.operands[operand.dtype_of].name);
     if (operand.rounded_to_promoted) rules += ", rounded to the promoted dtype";
+    std::vector<const char*> dtypes;
+    for (int32_t d = 0; d < NNPLUG_DTYPE_COUNT; ++d)
+        if (operand.dtypes & NNPLUG_DTYPE_BIT(d)) dtypes.push_back(nnplug_dtype_name(d));
+    rules += fmt::format(", {}", fmt::join(dtypes, "/"));
+    if (operand.ranks != 0) {
+        std::vector<int> ranks;
+        for (int r = 0; r <= NNPLUG_MAX_DIMS; ++r)
+            if ((operand.ranks >> r) & 1u) ranks.push_back(r);
+        rules += fmt::format(", {} dims", fmt::join(ranks, " or "));
+    }
     fmt::print("    {} {:<18} {:<7} {}\n", slot, operand.name, operand.output ? "output" : "input", rules);
+}
+
+void print_attr(const nnplug_attr_schema& attr) {
+    switch (attr.type) {
+        case NNPLUG_ATTR_ARG_INT64:
+            fmt::print("    {:<24} int64 {} to {}: {}{}\n", attr.name, attr.min, attr.max, attr.range,
+                       attr.negative_ignores_nothing ? "; a negative value ignores nothing" : "");
+            return;
+        case NNPLUG_ATTR_ARG_DOUBLE:
+        case NNPLUG_ATTR_ARG_FLOAT:
+            fmt::print("    {:<24} {} {}\n", attr.name,
+                       attr.type == NNPLUG_ATTR_ARG_FLOAT ? "float" : "double",
+                       attr.range != nullptr ? attr.range : "(any value)");
+            return;
+        case NNPLUG_ATTR_ARG_BOOL:
+            fmt::print("    {:<24} bool\n", attr.name);
+            return;
+        case NNPLUG_ATTR_ARG_REDUCTION_WORD:
+            fmt::print("    {:<24} char*: \"none\", \"mean\" or \"sum\"\n", attr.name);
+            return;
+    }
 }
 
 // Every op's published schema: its operands in slot order, attributes, check order and
@@ -110,9 +154,9 @@ int print_op_schemas() {
         fmt::print("{} (op kind {})\n  operands:\n", op.api, static_cast<int>(op.kind));
         for (size_t slot = 0; slot < op.operand_count; ++slot) print_operand(op, slot);
         fmt::print("  attributes:\n");
-        for (size_t a = 0; a < op.attr_count; ++a)
-            fmt::print("    {:<20} {} to {}: {}\n", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max,
-                       op.attrs[a].range);
+        for (size_t a = 0; a < op.attr_count; ++a) print_attr(op.attrs[a]);
+        if (op.class_axis == NNPLUG_CLASS_AXIS_SECOND_OR_ONLY)
+            fmt::print("  class axis: dim 1 of self, or dim 0 when self has one dim\n");
         std::vector<const char*> checks;
         for (size_t c = 0; c < op.check_count; ++c) checks.push_back(check_text(op.checks[c]));
         fmt::print("  checks: {}{}\n", fmt::join(checks, ", "),
@@ -120,7 +164,9 @@ int print_op_schemas() {
         fmt::print("  empty input: {}; mean over {}\n",
                    op.empty_reduction_written ? "a reduced output is written (mean NaN, sum 0)"
                                               : "nothing is written",
-                   op.mean_count == NNPLUG_MEAN_OVER_SELF ? "self's elements" : "the iteration space");
+                   op.mean_count == NNPLUG_MEAN_OVER_SELF      ? "self's elements"
+                   : op.mean_count == NNPLUG_MEAN_OVER_WEIGHTS ? "the counted rows' weights"
+                                                               : "the iteration space");
         fmt::print("  promise: {}\n",
                    op.promise == NNPLUG_PROMISE_CANONICAL_BITS
                        ? "the canonical float32 expression, bit for bit"

@@ -10,13 +10,61 @@
 namespace nnplug::conformance {
 
 size_t element_size(aclDataType dtype) {
-    return dtype == ACL_FLOAT ? 4 : 2;
+    switch (dtype) {
+        case ACL_FLOAT:
+        case ACL_INT32:
+            return 4;
+        case ACL_INT64:
+            return 8;
+        case ACL_UINT8:
+            return 1;
+        default:
+            return 2;
+    }
 }
 
+namespace {
+
+// An integer dtype's element i from a whole number held as a float, and back.
+void encode_integer(float value, aclDataType dtype, uint8_t* element) {
+    if (dtype == ACL_INT64) {
+        const auto v = static_cast<int64_t>(value);
+        std::memcpy(element, &v, sizeof v);
+    } else if (dtype == ACL_INT32) {
+        const auto v = static_cast<int32_t>(value);
+        std::memcpy(element, &v, sizeof v);
+    } else {
+        *element = static_cast<uint8_t>(value);
+    }
+}
+
+float decode_integer(const uint8_t* element, aclDataType dtype) {
+    if (dtype == ACL_INT64) {
+        int64_t v;
+        std::memcpy(&v, element, sizeof v);
+        return static_cast<float>(v);
+    }
+    if (dtype == ACL_INT32) {
+        int32_t v;
+        std::memcpy(&v, element, sizeof v);
+        return static_cast<float>(v);
+    }
+    return static_cast<float>(*element);
+}
+
+bool is_integer(aclDataType dtype) {
+    return dtype == ACL_INT64 || dtype == ACL_INT32 || dtype == ACL_UINT8;
+}
+
+}  // namespace
+
 std::vector<uint8_t> encode(const std::vector<float>& values, aclDataType dtype) {
-    std::vector<uint8_t> bytes(values.size() * element_size(dtype));
+    const size_t size = element_size(dtype);
+    std::vector<uint8_t> bytes(values.size() * size);
     for (size_t i = 0; i < values.size(); ++i) {
-        if (dtype == ACL_FLOAT) {
+        if (is_integer(dtype)) {
+            encode_integer(values[i], dtype, &bytes[i * size]);
+        } else if (dtype == ACL_FLOAT) {
             std::memcpy(&bytes[i * 4], &values[i], 4);
         } else {
             const uint16_t half = dtype == ACL_FLOAT16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
@@ -27,9 +75,12 @@ std::vector<uint8_t> encode(const std::vector<float>& values, aclDataType dtype)
 }
 
 std::vector<float> decode(const std::vector<uint8_t>& bytes, aclDataType dtype) {
-    std::vector<float> values(bytes.size() / element_size(dtype));
+    const size_t size = element_size(dtype);
+    std::vector<float> values(bytes.size() / size);
     for (size_t i = 0; i < values.size(); ++i) {
-        if (dtype == ACL_FLOAT) {
+        if (is_integer(dtype)) {
+            values[i] = decode_integer(&bytes[i * size], dtype);
+        } else if (dtype == ACL_FLOAT) {
             std::memcpy(&values[i], &bytes[i * 4], 4);
         } else {
             uint16_t half;

@@ -11,9 +11,11 @@
 
 namespace nnplug::conformance {
 
-// Bytes per element of the floating dtypes (float32 4, float16 and bfloat16 2).
+// Bytes per element of the floating dtypes (float32 4, float16 and bfloat16 2) and the
+// integer ones a target holds (int64 8, int32 4, uint8 1).
 size_t element_size(aclDataType dtype);
-// Encodes floats to a dtype's bytes (round to nearest even) and back.
+// Encodes floats to a dtype's bytes (round to nearest even; whole numbers for an integer
+// dtype) and back.
 std::vector<uint8_t> encode(const std::vector<float>& values, aclDataType dtype);
 std::vector<float> decode(const std::vector<uint8_t>& bytes, aclDataType dtype);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chrome_trace.h"
+#include "class_ops.h"
 #include "core_pool.h"
 #include "device_arena.h"
 #include "device_stream.h"
@@ -296,7 +297,9 @@ const char* soc_name(void* ctx) {
 }
 
 uint32_t dtype_mask(void* ctx) {
-    uint32_t mask = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16);
+    uint32_t mask = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
+                    NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) |
+                    NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_U8);
     if (as_context(ctx).soc.bfloat16) mask |= NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
     return mask;
 }
@@ -474,11 +477,21 @@ nnplug_status device_memcpy_async(void* ctx, void* dst, const void* src, size_t 
 // What prepare decides once per executor; shared with the launches still queued when
 // the runtime releases it.
 struct Plan {
-    const ElementwiseOp* op = nullptr;
-    int64_t numel = 0;  // of the descriptor it was made for, to catch a mismatched launch
+    int32_t kind = -1;
+    const ElementwiseOp* op = nullptr;  // null for an op with a class axis (common/class_ops.h)
+    int64_t numel = 0;                  // of the descriptor it was made for, to catch a mismatched launch
     ElementwiseTiling tiling;
 };
 using PlanHandle = std::shared_ptr<const Plan>;
+
+// Why no kernel of atlas_emu can run desc (one line), or null.
+const char* kernel_refusal(const nnplug_op_desc& desc) {
+    if (common::is_class_op(desc.op))
+        return nnplug_desc_class_axis(&desc) >= 0 ? nullptr
+                                                  : "the class-axis op's descriptor has no class axis";
+    if (find_op(desc.op) == nullptr) return "atlas_emu has no kernel for this op kind";
+    return elementwise_refusal(desc);
+}
 
 // Refuses operands that are not device memory of this device, as an NPU cannot read
 // host pages; the runtime puts the operand's name in front of the reason.
@@ -486,10 +499,7 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
     return sdk::fenced("atlas_emu", [&] {
         const auto& context = as_context(ctx);
         if (operand != nullptr) *operand = -1;
-        if (find_op(desc->op) == nullptr)
-            return fail(NNPLUG_ERR_UNSUPPORTED,
-                        "atlas_emu has no kernel for op kind " + std::to_string(desc->op));
-        if (const char* refusal = elementwise_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
+        if (const char* refusal = kernel_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
         for (int32_t slot = 0; slot < desc->operand_count; ++slot) {
             const nnplug_tensor& t = desc->operands[slot];
             if (!sdk::present(t)) continue;
@@ -525,15 +535,12 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
 // The tiling, computed once per executor: launches reuse it.
 nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uint64_t* workspace_bytes) {
     return sdk::fenced("atlas_emu", [&] {
-        const ElementwiseOp* op = find_op(desc->op);
-        if (op == nullptr)
-            return fail(NNPLUG_ERR_UNSUPPORTED,
-                        "atlas_emu has no kernel for op kind " + std::to_string(desc->op));
-        if (const char* refusal = elementwise_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
+        if (const char* refusal = kernel_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
         auto planned = std::make_shared<Plan>();
-        planned->op = op;
+        planned->kind = desc->op;
+        planned->op = find_op(desc->op);
         planned->numel = desc->numel;
-        planned->tiling = plan_elementwise(*desc, as_context(ctx).limits);
+        if (planned->op != nullptr) planned->tiling = plan_elementwise(*desc, as_context(ctx).limits);
         *workspace_bytes = planned->tiling.workspace_bytes;
         *plan = new PlanHandle(std::move(planned));
         return NNPLUG_OK;
@@ -555,8 +562,21 @@ std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved
     return text;
 }
 
+// An op with a class axis, on the stream worker: the rows run in the common row model, and
+// a target outside the classes fails the stream (reported at its synchronize).
+WorkResult run_class_launch(EmuContext& context, const nnplug_op_desc& desc, int stream_id) {
+    const char* api = nnplug_op_api_name(desc.op);
+    const double begin = host_microseconds();
+    const std::string fault =
+        common::run_class_op(desc, [](int64_t count, auto&& body) { body(int64_t{0}, count); });
+    if (context.trace) context.trace->stream_event(stream_id, api, begin, host_microseconds(), "{}");
+    if (!fault.empty()) return {NNPLUG_ERR_INVALID_ARGUMENT, std::string(api) + ": " + fault};
+    return {};
+}
+
 WorkResult run_launch(EmuContext& context, const nnplug_op_desc& desc, const Plan& plan, void* workspace,
                       int stream_id) {
+    if (plan.op == nullptr) return run_class_launch(context, desc, stream_id);
     const ElementwiseTiling& tiling = plan.tiling;
     const char* api = nnplug_op_api_name(plan.op->kind);
     const double begin = host_microseconds();
@@ -597,7 +617,7 @@ nnplug_status op_launch(void* ctx, const void* plan, const nnplug_op_desc* desc,
         if (plan == nullptr) return fail(NNPLUG_ERR_INVALID_ARGUMENT, "the launch has no plan from prepare");
         // The queued work holds the plan itself: the runtime may release its handle at once.
         PlanHandle planned = *static_cast<const PlanHandle*>(plan);
-        if (desc->op != planned->op->kind || desc->numel != planned->numel)
+        if (desc->op != planned->kind || desc->numel != planned->numel)
             return fail(NNPLUG_ERR_INVALID_ARGUMENT,
                         "the descriptor is not the one its plan was prepared for");
         const uint64_t needed = planned->tiling.workspace_bytes;
@@ -626,10 +646,14 @@ struct PluginTables {
     nnplug_plugin plugin;
 
     PluginTables() {
-        for (const ElementwiseOp& registered : registered_ops()) {
+        std::vector<int32_t> kinds;
+        for (const ElementwiseOp& registered : registered_ops()) kinds.push_back(registered.kind);
+        for (int32_t kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind)
+            if (common::is_class_op(kind)) kinds.push_back(kind);
+        for (const int32_t kind : kinds) {
             auto op = sdk::table<nnplug_op_i>();
-            op.op = registered.kind;
-            op.name = nnplug_op_api_name(registered.kind);
+            op.op = kind;
+            op.name = nnplug_op_api_name(kind);
             op.supports = op_supports;
             op.prepare = op_prepare;
             op.launch = op_launch;

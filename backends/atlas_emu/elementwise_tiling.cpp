@@ -29,7 +29,10 @@ bool contiguous(const nnplug_op_desc& desc, const nnplug_tensor& t) {
 }  // namespace
 
 const char* elementwise_refusal(const nnplug_op_desc& desc) {
-    if (desc.struct_size < sizeof(nnplug_op_desc)) return "the op descriptor is older than ABI version 2";
+    // A descriptor is read as "at least this big": version 2's first layout ends where the
+    // appended members begin, and an elementwise launch reads nothing after it.
+    if (desc.struct_size < offsetof(nnplug_op_desc, class_axis))
+        return "the op descriptor is older than ABI version 2";
     if (desc.operand_count < 1 || desc.operand_count > NNPLUG_MAX_OPERANDS || desc.ndim < 0 ||
         desc.ndim > NNPLUG_MAX_DIMS || desc.numel < 1)
         return "the op descriptor's operand count, rank or element count is out of range";
@@ -37,7 +40,8 @@ const char* elementwise_refusal(const nnplug_op_desc& desc) {
     for (int o = 0; o < desc.operand_count; ++o) {
         const nnplug_tensor& t = desc.operands[o];
         if (!sdk::present(t)) continue;
-        if (t.dtype < 0 || t.dtype >= NNPLUG_DTYPE_COUNT) return "an operand has an unknown dtype";
+        if (!nnplug_dtype_is_floating(t.dtype))
+            return "an operand of an elementwise op has a dtype other than float32, float16 or bfloat16";
         outputs += sdk::is_output(t) ? 1 : 0;
     }
     if (outputs != 1) return "atlas_emu's elementwise kernels write exactly one present output operand";

@@ -27,6 +27,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "class_ops.h"
 #include "elementwise.h"
 
 namespace nnplug::cpu {
@@ -114,7 +115,8 @@ const char* soc_name(void*) {
 
 uint32_t dtype_mask(void*) {
     return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
-           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I32) |
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_U8);
 }
 
 nnplug_status device_malloc(void* ctx, size_t bytes, void** pointer) {
@@ -318,14 +320,24 @@ const VectorKernels& kernels_of(const nnplug_op_desc& desc) {
 nnplug_status op_prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_t* workspace) {
     return sdk::fenced("cannot plan the call", [&] {
         *plan = nullptr;  // nothing to keep: a launch recomputes its few decisions
-        *workspace = workspace_bytes(kernels_of(*desc), *desc);
+        *workspace = common::is_class_op(desc->op) ? 0 : workspace_bytes(kernels_of(*desc), *desc);
         return NNPLUG_OK;
     });
+}
+
+// An op with a class axis: its chunks of rows over the arena, at least `grain` elements a task.
+nnplug_status launch_class_op(CpuContext& context, const nnplug_op_desc& desc) {
+    const int64_t classes = std::max<int64_t>(1, desc.dims[std::max(0, nnplug_desc_class_axis(&desc))]);
+    const int64_t chunks_per_task = std::max<int64_t>(1, context.grain / (common::kClassRowChunk * classes));
+    const std::string refusal = common::run_class_op(
+        desc, [&](int64_t count, auto&& body) { parallel_ranges(context, count, chunks_per_task, body); });
+    return refusal.empty() ? NNPLUG_OK : sdk::fail(NNPLUG_ERR_INVALID_ARGUMENT, refusal);
 }
 
 nnplug_status op_launch(void* ctx, const void*, const nnplug_op_desc* desc, void* workspace,
                         uint64_t workspace_size, void*) {
     return sdk::fenced("kernel failed", [&] {
+        if (common::is_class_op(desc->op)) return launch_class_op(as_context(ctx), *desc);
         return launch_elementwise(as_context(ctx), kernels_of(*desc), *desc, workspace, workspace_size);
     });
 }
@@ -335,10 +347,14 @@ struct OpTables {
     std::vector<nnplug_op_i> ops;
     std::vector<const nnplug_op_i*> pointers;
     OpTables() {
-        for (const OpKernels& registered : registered_ops()) {
+        std::vector<int32_t> kinds;
+        for (const OpKernels& registered : registered_ops()) kinds.push_back(registered.op);
+        for (int32_t kind = 0; kind < NNPLUG_OP_KIND_COUNT; ++kind)
+            if (common::is_class_op(kind)) kinds.push_back(kind);
+        for (const int32_t kind : kinds) {
             auto entry = sdk::table<nnplug_op_i>();
-            entry.op = registered.op;
-            entry.name = nnplug_op_api_name(registered.op);
+            entry.op = kind;
+            entry.name = nnplug_op_api_name(kind);
             entry.prepare = op_prepare;
             entry.launch = op_launch;
             ops.push_back(entry);

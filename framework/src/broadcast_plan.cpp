@@ -46,29 +46,62 @@ void BroadcastPlan::add(const aclTensor* tensor, nnplug_tensor& out) {
     }
 }
 
-void BroadcastPlan::finish(nnplug_op_desc& desc) {
-    // Drop size-1 dimensions, then merge dim k into k+1 where every operand steps
-    // through k exactly as a continuation of k+1. Written straight into desc.
-    int32_t ndim = 0;
-    for (size_t k = 0; k < rank_; ++k) {
+void BroadcastPlan::add_aligned(const int64_t* strides, nnplug_tensor& out) {
+    assert(operand_count_ < NNPLUG_MAX_OPERANDS);
+    Operand& operand = operands_[operand_count_++];
+    operand.target = &out;
+    for (size_t k = 0; k < rank_; ++k) operand.strides[k] = shape_[k] == 1 ? 0 : strides[k];
+}
+
+int32_t BroadcastPlan::append_dim(size_t k, nnplug_op_desc& desc, int32_t ndim) {
+    desc.dims[ndim] = shape_[k];
+    for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim] = operands_[o].strides[k];
+    return ndim + 1;
+}
+
+int32_t BroadcastPlan::append_unit_dim(nnplug_op_desc& desc, int32_t ndim) {
+    desc.dims[ndim] = 1;
+    for (size_t o = 0; o < operand_count_; ++o) operands_[o].target->strides[ndim] = 0;
+    return ndim + 1;
+}
+
+// Merges dim k into the last one appended where every operand steps through that one
+// exactly as a continuation of k.
+int32_t BroadcastPlan::coalesce(size_t begin, size_t end, nnplug_op_desc& desc, int32_t ndim) {
+    const int32_t first = ndim;
+    for (size_t k = begin; k < end; ++k) {
         if (shape_[k] == 1) continue;
-        bool mergeable = ndim > 0;
+        bool mergeable = ndim > first;
         for (size_t o = 0; o < operand_count_ && mergeable; ++o)
             mergeable = operands_[o].target->strides[ndim - 1] == operands_[o].strides[k] * shape_[k];
-        if (mergeable) {
-            desc.dims[ndim - 1] *= shape_[k];
-            for (size_t o = 0; o < operand_count_; ++o)
-                operands_[o].target->strides[ndim - 1] = operands_[o].strides[k];
-        } else {
-            desc.dims[ndim] = shape_[k];
-            for (size_t o = 0; o < operand_count_; ++o)
-                operands_[o].target->strides[ndim] = operands_[o].strides[k];
-            ++ndim;
+        if (!mergeable) {
+            ndim = append_dim(k, desc, ndim);
+            continue;
         }
+        desc.dims[ndim - 1] *= shape_[k];
+        for (size_t o = 0; o < operand_count_; ++o)
+            operands_[o].target->strides[ndim - 1] = operands_[o].strides[k];
     }
-    desc.ndim = ndim;
+    return ndim;
+}
+
+void BroadcastPlan::finish(nnplug_op_desc& desc) {
+    desc.ndim = coalesce(0, rank_, desc, 0);
+    desc.class_axis = -1;
     desc.numel = 1;
-    for (int32_t k = 0; k < ndim; ++k) desc.numel *= desc.dims[k];
+    for (int32_t k = 0; k < desc.ndim; ++k) desc.numel *= desc.dims[k];
+}
+
+void BroadcastPlan::finish_around(size_t axis, nnplug_op_desc& desc) {
+    assert(axis < rank_);  // a side padded with a unit dim had none: at most NNPLUG_MAX_DIMS
+    int32_t ndim = coalesce(0, axis, desc, 0);
+    if (ndim == 0) ndim = append_unit_dim(desc, ndim);
+    desc.class_axis = ndim;
+    ndim = append_dim(axis, desc, ndim);
+    const int32_t inner = coalesce(axis + 1, rank_, desc, ndim);
+    desc.ndim = inner > ndim ? inner : append_unit_dim(desc, ndim);
+    desc.numel = 1;
+    for (int32_t k = 0; k < desc.ndim; ++k) desc.numel *= desc.dims[k];
 }
 
 }  // namespace nnplug

@@ -29,10 +29,25 @@ public:
     // its strides into tensor once finish() runs. Null tensor: an absent operand.
     void add(const aclTensor* tensor, nnplug_tensor& out);
 
+    // Adds an operand whose strides are already aligned with the shape (one per dim).
+    void add_aligned(const int64_t* strides, nnplug_tensor& out);
+
     // Coalesces the dimensions and fills dims/ndim/numel of desc and the operands' strides.
     void finish(nnplug_op_desc& desc);
 
+    // The same for an op with a class axis: the dims before `axis` and those after it are
+    // coalesced each on their own, the axis is kept whole, and a side with no dim left gets
+    // one of size 1, so desc.dims is [outer..., C, inner...] and desc.class_axis its axis.
+    void finish_around(size_t axis, nnplug_op_desc& desc);
+
 private:
+    // Appends dims [begin, end) to desc from dim `ndim` on, dropping size-1 dims and merging
+    // those every operand walks contiguously; returns the new ndim.
+    int32_t coalesce(size_t begin, size_t end, nnplug_op_desc& desc, int32_t ndim);
+    // Appends one dim of the given size with every operand's stride along it.
+    int32_t append_dim(size_t k, nnplug_op_desc& desc, int32_t ndim);
+    int32_t append_unit_dim(nnplug_op_desc& desc, int32_t ndim);
+
     // Fixed arrays: the first phase plans every call and allocates nothing for it.
     struct Operand {
         nnplug_tensor* target;

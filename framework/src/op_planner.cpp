@@ -6,6 +6,7 @@
 
 #include "broadcast_plan.h"
 #include "error_state.h"
+#include "nnplug/escaped_text.h"
 #include "tensor.h"
 
 namespace nnplug {
@@ -24,7 +25,8 @@ int OpSchema::attr_index(nnplug_attr_key key) const {
 
 namespace {
 
-std::optional<nnplug_dtype> computable_dtype(aclDataType dtype) {
+// The ABI's dtype of an ACL one, or none for a dtype no op takes.
+std::optional<nnplug_dtype> abi_dtype_of(aclDataType dtype) {
     switch (dtype) {
         case ACL_FLOAT:
             return NNPLUG_DTYPE_F32;
@@ -32,9 +34,37 @@ std::optional<nnplug_dtype> computable_dtype(aclDataType dtype) {
             return NNPLUG_DTYPE_F16;
         case ACL_BF16:
             return NNPLUG_DTYPE_BF16;
+        case ACL_INT32:
+            return NNPLUG_DTYPE_I32;
+        case ACL_INT64:
+            return NNPLUG_DTYPE_I64;
+        case ACL_UINT8:
+            return NNPLUG_DTYPE_U8;
         default:
             return std::nullopt;
     }
+}
+
+// "float32, float16 or bfloat16": a dtype set as messages word it.
+std::string dtype_set_words(DtypeSet set) {
+    std::vector<const char*> names;
+    for (int32_t d = 0; d < NNPLUG_DTYPE_COUNT; ++d)
+        if (set & NNPLUG_DTYPE_BIT(d)) names.push_back(nnplug_dtype_name(d));
+    std::string words;
+    for (size_t i = 0; i < names.size(); ++i)
+        words += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    return words;
+}
+
+// CANN's reduction words and the nnplug_reduction each names; -1 for anything else.
+// A null word (the argument is reductionOptional) is the default, mean.
+int64_t reduction_of_word(const char* word) {
+    if (word == nullptr) return NNPLUG_REDUCTION_MEAN;
+    const std::string text = word;
+    return text == "none"   ? NNPLUG_REDUCTION_NONE
+           : text == "mean" ? NNPLUG_REDUCTION_MEAN
+           : text == "sum"  ? NNPLUG_REDUCTION_SUM
+                            : -1;
 }
 
 // PyTorch's promotion for the floating types: equal types stay, anything else is float32.
@@ -58,12 +88,30 @@ private:
     const aclTensor* tensor(size_t slot) const { return call_.tensors[slot]; }
     const char* name(size_t slot) const { return schema_.operands[slot].name; }
     size_t count() const { return schema_.operands.size(); }
-    bool reduces() const {
+    // The call's reduction (an unknown word is -1), or none for an op without one.
+    int64_t reduction() const {
         const int index = schema_.attr_index(NNPLUG_ATTR_REDUCTION);
-        return index >= 0 && call_.attrs[index] != NNPLUG_REDUCTION_NONE;
+        if (index < 0) return NNPLUG_REDUCTION_NONE;
+        const AttrValue& value = call_.attrs[index];
+        return value.type == AttrType::kReductionWord ? reduction_of_word(value.word) : value.i64;
     }
+    bool reduces() const { return reduction() != NNPLUG_REDUCTION_NONE; }
     bool is_reduced(size_t slot) const {
-        return schema_.operands[slot].shape == ShapeRule::kIterationOrReduced && reduces();
+        const ShapeRule rule = schema_.operands[slot].shape;
+        return rule == ShapeRule::kOneElement ||
+               ((rule == ShapeRule::kIterationOrReduced || rule == ShapeRule::kClassRowsOrReduced) &&
+                reduces());
+    }
+    // An argument nothing reads or writes: it is not part of the descriptor.
+    bool ignored(size_t slot) const { return schema_.operands[slot].shape == ShapeRule::kIgnored; }
+    bool has_class_axis() const { return schema_.class_axis != ClassAxis::kNone; }
+    // Self's class axis: dim 1, or 0 for a self of one dim.
+    size_t class_axis() const { return self_->view_dims.size() >= 2 ? 1 : 0; }
+    // Self's shape without the class axis: the shape of a target.
+    std::vector<int64_t> class_rows() const {
+        std::vector<int64_t> rows = self_->view_dims;
+        rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(class_axis()));
+        return rows;
     }
     bool broadcasts_mutually() const {
         for (const OperandSpec& spec : schema_.operands)
@@ -93,12 +141,17 @@ private:
     aclnnStatus plan_iteration();
     aclnnStatus check_output_shapes(bool empty);
     aclnnStatus check_shape();
+    aclnnStatus check_class_shapes();
+    aclnnStatus check_reduced_shape(size_t slot, bool always_one_or_scalar);
     aclnnStatus check_attrs();
+    aclnnStatus check_attr(size_t index);
     aclnnStatus check_promotion();
     aclDataType promoted_inputs() const;
     aclnnStatus check_overlap();
     aclnnStatus check_data();
     void describe(nnplug_op_desc& desc) const;
+    void describe_attrs(nnplug_op_desc& desc) const;
+    void plan_class_axis(nnplug_op_desc& desc) const;
 
     const OpSchema& schema_;
     const OpCall& call_;
@@ -126,11 +179,29 @@ aclnnStatus Planner::check_null() {
     return ACLNN_SUCCESS;
 }
 
+// "1 or 2": the ranks a rule allows, as messages word them.
+std::string rank_words(uint16_t ranks) {
+    std::string words;
+    for (int r = 0; r <= NNPLUG_MAX_DIMS; ++r) {
+        if (((ranks >> r) & 1u) == 0) continue;
+        const bool last = (ranks >> (r + 1)) == 0;
+        words += (words.empty() ? "" : last ? " or " : ", ") + std::to_string(r);
+    }
+    return words;
+}
+
 aclnnStatus Planner::check_rank() {
     for (size_t i = 0; i < count(); ++i) {
-        if (tensor(i) != nullptr && tensor(i)->view_dims.size() > NNPLUG_MAX_DIMS) {
-            set_last_error("{}: {} has {} dimensions; at most {} are supported", schema_.api, name(i),
-                           tensor(i)->view_dims.size(), NNPLUG_MAX_DIMS);
+        if (tensor(i) == nullptr) continue;
+        const size_t rank = tensor(i)->view_dims.size();
+        if (rank > NNPLUG_MAX_DIMS) {
+            set_last_error("{}: {} has {} dimensions; at most {} are supported", schema_.api, name(i), rank,
+                           NNPLUG_MAX_DIMS);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (!schema_.operands[i].rank_allowed(rank)) {
+            set_last_error("{}: {} has {} dimensions; it must have {}", schema_.api, name(i), rank,
+                           rank_words(schema_.operands[i].ranks));
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -140,10 +211,11 @@ aclnnStatus Planner::check_rank() {
 aclnnStatus Planner::check_dtype() {
     for (size_t i = 0; i < count(); ++i) {
         if (tensor(i) == nullptr) continue;
-        const auto dtype = computable_dtype(tensor(i)->dtype);
-        if (!dtype) {
-            set_last_error("{}: {} has dtype {}; expected float32, float16 or bfloat16", schema_.api, name(i),
-                           dtype_name(tensor(i)->dtype));
+        const auto dtype = abi_dtype_of(tensor(i)->dtype);
+        const DtypeSet allowed = schema_.operands[i].allowed;
+        if (!dtype || (allowed & NNPLUG_DTYPE_BIT(*dtype)) == 0) {
+            set_last_error("{}: {} has dtype {}; expected {}", schema_.api, name(i),
+                           dtype_name(tensor(i)->dtype), dtype_set_words(allowed));
             return ACLNN_ERR_PARAM_INVALID;
         }
         if ((device_.dtype_mask & NNPLUG_DTYPE_BIT(*dtype)) == 0) {
@@ -228,6 +300,7 @@ aclnnStatus Planner::check_output_shapes(bool empty) {
 // kEqualsIterationEvenEmpty and, when the op writes a reduction over no elements, the
 // reduced output's.
 aclnnStatus Planner::check_shape() {
+    if (has_class_axis()) return check_class_shapes();
     if (broadcasts_mutually())
         if (const aclnnStatus status = plan_iteration()) return status;
     const bool empty = iteration_empty();
@@ -258,14 +331,88 @@ aclnnStatus Planner::check_shape() {
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus Planner::check_attrs() {
-    for (size_t a = 0; a < schema_.attrs.size(); ++a) {
-        const AttrSpec& spec = schema_.attrs[a];
-        if (call_.attrs[a] < spec.min || call_.attrs[a] > spec.max) {
-            set_last_error("{}: {} {} is not {}", schema_.api, spec.name, call_.attrs[a], spec.range);
-            return ACLNN_ERR_PARAM_INVALID;
-        }
+// A reduced operand, or one that always has one element: [] or, unless the op allows
+// only 0-d, [1].
+aclnnStatus Planner::check_reduced_shape(size_t slot, bool always_one_or_scalar) {
+    const auto& shape = tensor(slot)->view_dims;
+    const bool scalar_only = !always_one_or_scalar && schema_.reduced_shape == ReducedShape::kScalar;
+    if (shape.empty() || (shape.size() == 1 && shape[0] == 1 && !scalar_only)) return ACLNN_SUCCESS;
+    set_last_error("{}: {} shape {} must be {}{}", schema_.api, name(slot), shape_string(shape),
+                   scalar_only ? "[] (0-d)" : "[] or [1]", always_one_or_scalar ? "" : " for a reduced loss");
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+// The shapes of an op with a class axis: each operand has self's shape, lacks the axis
+// (a target), holds one element per class (a weight) or one element. Checked even when
+// there are no rows, as every shape is known without the data.
+aclnnStatus Planner::check_class_shapes() {
+    if (self_->view_dims.empty()) {
+        set_last_error("{}: {} is 0-d; it must hold the classes along dim 1, or dim 0 when it has one dim",
+                       schema_.api, name(schema_.self_slot()));
+        return ACLNN_ERR_PARAM_INVALID;
     }
+    const int64_t classes = self_->view_dims[class_axis()];
+    if (classes == 0) {
+        set_last_error("{}: {} shape {} has no classes (dim {} is 0)", schema_.api, name(schema_.self_slot()),
+                       shape_string(self_->view_dims), class_axis());
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const std::vector<int64_t> rows = class_rows();
+    for (size_t i = 0; i < count(); ++i) {
+        const ShapeRule rule = schema_.operands[i].shape;
+        if (tensor(i) == nullptr || rule == ShapeRule::kIgnored) continue;
+        const auto& shape = tensor(i)->view_dims;
+        if (rule == ShapeRule::kOneElement || (rule == ShapeRule::kClassRowsOrReduced && reduces())) {
+            if (const aclnnStatus status = check_reduced_shape(i, rule == ShapeRule::kOneElement))
+                return status;
+            continue;
+        }
+        const bool classes_rule = rule == ShapeRule::kClasses;
+        const bool rows_rule = rule == ShapeRule::kClassRows || rule == ShapeRule::kClassRowsOrReduced;
+        const std::vector<int64_t> expected = classes_rule ? std::vector<int64_t>{classes}
+                                              : rows_rule  ? rows
+                                                           : self_->view_dims;
+        if (shape == expected) continue;
+        set_last_error("{}: {} shape {} must be {} {}", schema_.api, name(i), shape_string(shape),
+                       classes_rule ? "one element per class:"
+                       : rows_rule
+                           ? fmt::format("{}'s shape without the class axis,", name(schema_.self_slot()))
+                           : fmt::format("{}'s shape", name(schema_.self_slot())),
+                       shape_string(expected));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_attr(size_t index) {
+    const AttrSpec& spec = schema_.attrs[index];
+    const AttrValue& value = call_.attrs[index];
+    switch (spec.type) {
+        case AttrType::kInt64:
+            if (value.i64 >= spec.min && value.i64 <= spec.max) return ACLNN_SUCCESS;
+            set_last_error("{}: {} {} is not {}", schema_.api, spec.name, value.i64, spec.range);
+            return schema_.attr_status;
+        case AttrType::kDouble:
+        case AttrType::kFloat:
+            if (spec.range == nullptr ||
+                (value.f64 >= spec.min_real && value.f64 <= spec.max_real))  // NaN fails
+                return ACLNN_SUCCESS;
+            set_last_error("{}: {} {} is not {}", schema_.api, spec.name, value.f64, spec.range);
+            return schema_.attr_status;
+        case AttrType::kBool:
+            return ACLNN_SUCCESS;
+        case AttrType::kReductionWord:
+            if (reduction_of_word(value.word) >= 0) return ACLNN_SUCCESS;
+            set_last_error("{}: {} \"{}\" is not \"none\", \"mean\" or \"sum\"", schema_.api, spec.name,
+                           escaped(std::string_view(value.word).substr(0, 64)));
+            return schema_.attr_status;
+    }
+    return ACLNN_ERR_INNER;
+}
+
+aclnnStatus Planner::check_attrs() {
+    for (size_t a = 0; a < schema_.attrs.size(); ++a)
+        if (const aclnnStatus status = check_attr(a)) return status;
     return ACLNN_SUCCESS;
 }
 
@@ -334,7 +481,7 @@ bool may_overlap_itself(const aclTensor& t) {
 aclnnStatus Planner::check_overlap() {
     if (iteration_empty()) return ACLNN_SUCCESS;
     for (size_t o = 0; o < count(); ++o) {
-        if (!schema_.operands[o].output || tensor(o) == nullptr) continue;
+        if (!schema_.operands[o].output || tensor(o) == nullptr || ignored(o)) continue;
         const aclTensor& out = *tensor(o);
         if (may_overlap_itself(out)) {
             set_last_error(
@@ -345,7 +492,7 @@ aclnnStatus Planner::check_overlap() {
         }
         const ByteRange written = byte_range(out);
         for (size_t i = 0; i < count(); ++i) {
-            if (i == o || tensor(i) == nullptr || tensor(i)->is_empty()) continue;
+            if (i == o || tensor(i) == nullptr || ignored(i) || tensor(i)->is_empty()) continue;
             const ByteRange read = byte_range(*tensor(i));
             if (read.last < written.first || written.last < read.first) continue;
             if (!schema_.operands[i].output && same_view(out, *tensor(i))) continue;
@@ -364,7 +511,7 @@ aclnnStatus Planner::check_data() {
     const bool empty = iteration_empty();
     for (size_t i = 0; i < count(); ++i) {
         const bool used = !empty || (is_reduced(i) && schema_.empty_reduction_written);
-        if (used && tensor(i) != nullptr && tensor(i)->data == nullptr) {
+        if (used && tensor(i) != nullptr && !ignored(i) && tensor(i)->data == nullptr) {
             set_last_error("{}: {} has no data (tensorData is null)", schema_.api, name(i));
             return ACLNN_ERR_PARAM_NULLPTR;
         }
@@ -392,8 +539,9 @@ aclnnStatus Planner::check(Check which) {
     return ACLNN_ERR_INNER;
 }
 
+// Only called after the dtype check has accepted every operand's dtype.
 nnplug_dtype abi_dtype(aclDataType dtype) {
-    return dtype == ACL_FLOAT16 ? NNPLUG_DTYPE_F16 : dtype == ACL_BF16 ? NNPLUG_DTYPE_BF16 : NNPLUG_DTYPE_F32;
+    return abi_dtype_of(dtype).value_or(NNPLUG_DTYPE_F32);
 }
 
 void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, int64_t value) {
@@ -410,14 +558,62 @@ void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, double value) {
     attr.value.f64 = value;
 }
 
+void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, float value) {
+    nnplug_attr& attr = desc.attrs[desc.attr_count++];
+    attr.key = key;
+    attr.type = NNPLUG_ATTR_F32;
+    attr.value.f32 = value;
+}
+
+void add_attr(nnplug_op_desc& desc, nnplug_attr_key key, bool value) {
+    nnplug_attr& attr = desc.attrs[desc.attr_count++];
+    attr.key = key;
+    attr.type = NNPLUG_ATTR_BOOL;
+    attr.value.boolean = value ? 1 : 0;
+}
+
+// Every attribute in its own type, then what the runtime derives once, so that no backend
+// re-derives the op's semantics.
+void Planner::describe_attrs(nnplug_op_desc& desc) const {
+    for (size_t a = 0; a < schema_.attrs.size(); ++a) {
+        const AttrSpec& spec = schema_.attrs[a];
+        const AttrValue& value = call_.attrs[a];
+        switch (spec.type) {
+            case AttrType::kInt64:
+                if (!(spec.negative_ignores_nothing && value.i64 < 0)) add_attr(desc, spec.key, value.i64);
+                break;
+            case AttrType::kDouble:
+                add_attr(desc, spec.key, value.f64);
+                break;
+            case AttrType::kFloat:
+                add_attr(desc, spec.key, static_cast<float>(value.f64));
+                break;
+            case AttrType::kBool:
+                add_attr(desc, spec.key, value.boolean);
+                break;
+            case AttrType::kReductionWord:
+                add_attr(desc, spec.key, reduction_of_word(value.word));
+                break;
+        }
+    }
+    if (schema_.attr_index(NNPLUG_ATTR_REDUCTION) >= 0 && schema_.mean_count != MeanCount::kWeights) {
+        const int64_t n = schema_.mean_count == MeanCount::kSelf ? self_->element_count() : iteration_count();
+        const bool mean = reduction() == NNPLUG_REDUCTION_MEAN && n > 0;
+        add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
+        add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
+    }
+    add_attr(desc, NNPLUG_ATTR_PROMOTED_DTYPE, static_cast<int64_t>(abi_dtype(promoted_inputs())));
+}
+
 void Planner::describe(nnplug_op_desc& desc) const {
     desc = nnplug_op_desc{};
     desc.struct_size = sizeof(nnplug_op_desc);
     desc.op = schema_.kind;
+    desc.class_axis = -1;
     desc.operand_count = static_cast<int32_t>(count());
     for (size_t i = 0; i < count(); ++i) {
         const aclTensor* source = tensor(i);
-        if (source == nullptr) continue;
+        if (source == nullptr || ignored(i)) continue;
         nnplug_tensor& operand = desc.operands[i];
         operand.flags = NNPLUG_OPERAND_PRESENT;
         if (schema_.operands[i].output) operand.flags |= NNPLUG_OPERAND_OUTPUT;
@@ -428,15 +624,31 @@ void Planner::describe(nnplug_op_desc& desc) const {
         operand.storage_bytes =
             source->storage_elements * static_cast<int64_t>(aclDataTypeSize(source->dtype));
     }
-    for (size_t a = 0; a < schema_.attrs.size(); ++a) add_attr(desc, schema_.attrs[a].key, call_.attrs[a]);
-    // Derived once here, so that no backend re-derives the op's semantics.
-    if (const int index = schema_.attr_index(NNPLUG_ATTR_REDUCTION); index >= 0) {
-        const int64_t n = schema_.mean_count == MeanCount::kSelf ? self_->element_count() : iteration_count();
-        const bool mean = call_.attrs[index] == NNPLUG_REDUCTION_MEAN && n > 0;
-        add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
-        add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
+    describe_attrs(desc);
+}
+
+// Lays the operands out along self's dims: self-shaped ones as they are, a target with
+// stride 0 along the class axis, a weight (C) with stride 0 along every other dim.
+void Planner::plan_class_axis(nnplug_op_desc& desc) const {
+    const size_t axis = class_axis();
+    const size_t rank = self_->view_dims.size();
+    BroadcastPlan plan(self_->view_dims);
+    for (size_t i = 0; i < count(); ++i) {
+        const aclTensor* t = tensor(i);
+        if (t == nullptr || ignored(i) || is_reduced(i)) continue;
+        int64_t strides[NNPLUG_MAX_DIMS] = {};
+        const ShapeRule rule = schema_.operands[i].shape;
+        if (rule == ShapeRule::kClasses) {
+            strides[axis] = t->strides[0];
+        } else if (rule == ShapeRule::kClassRows || rule == ShapeRule::kClassRowsOrReduced) {
+            for (size_t k = 0, j = 0; k < rank; ++k)
+                if (k != axis) strides[k] = t->strides[j++];
+        } else {
+            for (size_t k = 0; k < rank; ++k) strides[k] = t->strides[k];
+        }
+        plan.add_aligned(strides, desc.operands[i]);
     }
-    add_attr(desc, NNPLUG_ATTR_PROMOTED_DTYPE, static_cast<int64_t>(abi_dtype(promoted_inputs())));
+    plan.finish_around(axis, desc);
 }
 
 aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
@@ -456,6 +668,10 @@ aclnnStatus Planner::run(nnplug_op_desc& desc, bool& empty_self) {
     describe(desc);
     empty_self = iteration_empty();
     if (empty_self) return ACLNN_SUCCESS;
+    if (has_class_axis()) {
+        plan_class_axis(desc);
+        return ACLNN_SUCCESS;
+    }
     BroadcastPlan plan(iteration());
     for (size_t i = 0; i < count(); ++i)
         if (tensor(i) != nullptr && !is_reduced(i)) plan.add(tensor(i), desc.operands[i]);

@@ -18,6 +18,21 @@ static_assert(NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY ==
 static_assert(NNPLUG_SHAPE_BROADCASTS_TO == static_cast<int>(ShapeRule::kBroadcastsTo));
 static_assert(NNPLUG_SHAPE_BROADCASTS_MUTUALLY == static_cast<int>(ShapeRule::kBroadcastsMutually));
 static_assert(NNPLUG_SHAPE_ITERATION_OR_REDUCED == static_cast<int>(ShapeRule::kIterationOrReduced));
+static_assert(NNPLUG_SHAPE_CLASS_ROWS == static_cast<int>(ShapeRule::kClassRows));
+static_assert(NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED == static_cast<int>(ShapeRule::kClassRowsOrReduced));
+static_assert(NNPLUG_SHAPE_CLASSES == static_cast<int>(ShapeRule::kClasses));
+static_assert(NNPLUG_SHAPE_ONE_ELEMENT == static_cast<int>(ShapeRule::kOneElement));
+static_assert(NNPLUG_SHAPE_IGNORED == static_cast<int>(ShapeRule::kIgnored));
+static_assert(NNPLUG_CLASS_AXIS_NONE == static_cast<int>(ClassAxis::kNone));
+static_assert(NNPLUG_CLASS_AXIS_SECOND_OR_ONLY == static_cast<int>(ClassAxis::kSecondOrOnly));
+static_assert(NNPLUG_ATTR_ARG_INT64 == static_cast<int>(AttrType::kInt64));
+static_assert(NNPLUG_ATTR_ARG_DOUBLE == static_cast<int>(AttrType::kDouble));
+static_assert(NNPLUG_ATTR_ARG_FLOAT == static_cast<int>(AttrType::kFloat));
+static_assert(NNPLUG_ATTR_ARG_BOOL == static_cast<int>(AttrType::kBool));
+static_assert(NNPLUG_ATTR_ARG_REDUCTION_WORD == static_cast<int>(AttrType::kReductionWord));
+static_assert(NNPLUG_EMPTY_REDUCTION == static_cast<int>(EmptyValue::kReduction));
+static_assert(NNPLUG_EMPTY_ZERO == static_cast<int>(EmptyValue::kZero));
+static_assert(NNPLUG_MEAN_OVER_WEIGHTS == static_cast<int>(MeanCount::kWeights));
 static_assert(NNPLUG_REDUCED_SCALAR_OR_ONE == static_cast<int>(ReducedShape::kScalarOrOne));
 static_assert(NNPLUG_REDUCED_SCALAR == static_cast<int>(ReducedShape::kScalar));
 static_assert(NNPLUG_MEAN_OVER_ITERATION == static_cast<int>(MeanCount::kIteration));
@@ -51,9 +66,12 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
     for (const OperandSpec& spec : schema.operands)
         op->operands.push_back({spec.name, spec.output, spec.optional,
                                 static_cast<nnplug_shape_rule>(spec.shape), spec.same_format, spec.promotes,
-                                spec.dtype_of, spec.rounded_to_promoted});
+                                spec.dtype_of, spec.rounded_to_promoted, spec.allowed, spec.ranks,
+                                static_cast<nnplug_empty_value>(spec.empty_value)});
     for (const AttrSpec& spec : schema.attrs)
-        op->attrs.push_back({spec.name, spec.key, spec.min, spec.max, spec.range});
+        op->attrs.push_back({spec.name, spec.key, spec.min, spec.max, spec.range,
+                             static_cast<nnplug_attr_arg_type>(spec.type), spec.min_real, spec.max_real,
+                             spec.negative_ignores_nothing});
     for (const Check check : schema.checks) op->checks.push_back(static_cast<nnplug_check>(check));
     op->view = {schema.kind,
                 schema.api,
@@ -67,7 +85,8 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
                 static_cast<nnplug_reduced_shape>(schema.reduced_shape),
                 static_cast<nnplug_mean_count>(schema.mean_count),
                 schema.extra_check != nullptr,
-                static_cast<nnplug_numeric_promise>(schema.promise)};
+                static_cast<nnplug_numeric_promise>(schema.promise),
+                static_cast<nnplug_class_axis>(schema.class_axis)};
     return op;
 }
 

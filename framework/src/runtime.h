@@ -36,8 +36,15 @@ struct aclOpExecutor {
     const char* api = "";                     // the second-phase entry point that may run it
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
-    bool nothing_to_run = false;        // an empty self
-    int32_t empty_reduction_slot = -1;  // with an empty self, the reduced output the run still writes
+    bool nothing_to_run = false;  // an empty self
+    // With an empty self, the reduced outputs the run still writes, and the bits each gets
+    // (static data: an asynchronous copy may read them after the call returned).
+    const void* empty_values[NNPLUG_MAX_OPERANDS] = {};
+    bool writes_empty_values() const {
+        for (const void* value : empty_values)
+            if (value != nullptr) return true;
+        return false;
+    }
 };
 
 namespace nnplug {

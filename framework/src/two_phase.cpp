@@ -35,53 +35,65 @@ aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema
     return ACLNN_SUCCESS;
 }
 
-// With an empty self, the reduced output of an op that writes a reduction over no
-// elements (OpSchema::empty_reduction_written), or -1.
-int32_t empty_reduction_slot(const OpSchema& schema, const nnplug_op_desc& desc, bool empty_self) {
-    if (!empty_self || !schema.empty_reduction_written) return -1;
-    for (int32_t slot = 0; slot < desc.operand_count; ++slot)
-        if (desc.operands[slot].flags & NNPLUG_OPERAND_REDUCED) return slot;
-    return -1;
-}
-
-// A reduction over no elements: the mean is NaN (0/0), the sum 0. The bit patterns are
-// static, so an asynchronous copy may read them after the call has returned.
-const void* empty_reduction_bits(int64_t reduction, int32_t dtype) {
+// A reduction over no elements: the mean is NaN (0/0), the sum 0; a total weight is 0. The
+// bit patterns are static, so an asynchronous copy may read them after the call has returned.
+const void* empty_value_bits(EmptyValue value, int64_t reduction, int32_t dtype) {
     static const uint32_t kZero = 0;
     static const uint32_t kNanF32 = 0x7fc00000u;
     static const uint16_t kNanF16 = 0x7e00u;
     static const uint16_t kNanBf16 = 0x7fc0u;
-    if (reduction != NNPLUG_REDUCTION_MEAN) return &kZero;
+    if (value == EmptyValue::kZero || reduction != NNPLUG_REDUCTION_MEAN) return &kZero;
     return dtype == NNPLUG_DTYPE_F16    ? static_cast<const void*>(&kNanF16)
            : dtype == NNPLUG_DTYPE_BF16 ? static_cast<const void*>(&kNanBf16)
                                         : static_cast<const void*>(&kNanF32);
 }
 
-// Writes the empty reduction's value into its output, in stream order.
-aclnnStatus write_empty_reduction(Runtime& runtime, const aclOpExecutor& executor, void* stream) {
-    const nnplug_tensor& out = executor.desc.operands[executor.empty_reduction_slot];
+// With an empty self, what the run still writes: each reduced output of an op that writes a
+// reduction over no elements (OpSchema::empty_reduction_written) gets its empty value.
+void plan_empty_values(const OpSchema& schema, const nnplug_op_desc& desc, bool empty_self,
+                       aclOpExecutor& executor) {
+    // Over no rows with reduction none there is nothing to write (a kOneElement output, such
+    // as a total weight, is written only when the call reduces).
+    if (!empty_self || !schema.empty_reduction_written || sdk::reduction(desc) == NNPLUG_REDUCTION_NONE)
+        return;
+    for (int32_t slot = 0; slot < desc.operand_count; ++slot) {
+        const nnplug_tensor& operand = desc.operands[slot];
+        if ((operand.flags & NNPLUG_OPERAND_REDUCED) && (operand.flags & NNPLUG_OPERAND_OUTPUT))
+            executor.empty_values[slot] = empty_value_bits(
+                schema.operands[static_cast<size_t>(slot)].empty_value, sdk::reduction(desc), operand.dtype);
+    }
+}
+
+// Writes one empty value into its output, in stream order.
+nnplug_status write_empty_value(Runtime& runtime, const nnplug_tensor& out, const void* source,
+                                void* stream) {
     const size_t bytes = nnplug_dtype_size(out.dtype);
     void* destination = static_cast<char*>(out.data) + out.offset * static_cast<int64_t>(bytes);
-    const void* source = empty_reduction_bits(sdk::reduction(executor.desc), out.dtype);
     const nnplug_device_i& device = runtime.device_table();
-    nnplug_status status;
     if (device.memory_kind == NNPLUG_MEMORY_HOST) {
         // A tensor of a host-memory device may lie anywhere in host memory, not only in the
         // aclrtMalloc blocks its copies are checked against: the runtime writes it itself.
-        status = device.stream_synchronize(runtime.context(), stream);
+        const nnplug_status status = device.stream_synchronize(runtime.context(), stream);
         if (status == NNPLUG_OK) std::memcpy(destination, source, bytes);
-    } else if (device.memcpy_async != nullptr) {
-        status = device.memcpy_async(runtime.context(), destination, source, bytes,
-                                     NNPLUG_MEMCPY_HOST_TO_DEVICE, stream);
-    } else {
-        status = device.stream_synchronize(runtime.context(), stream);
-        if (status == NNPLUG_OK)
-            status =
-                device.memcpy(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE);
+        return status;
     }
-    if (status != NNPLUG_OK) {
-        runtime.fail_from_backend(executor.api, status);
-        return ACLNN_ERR_RUNTIME_ERROR;
+    if (device.memcpy_async != nullptr)
+        return device.memcpy_async(runtime.context(), destination, source, bytes,
+                                   NNPLUG_MEMCPY_HOST_TO_DEVICE, stream);
+    const nnplug_status status = device.stream_synchronize(runtime.context(), stream);
+    if (status != NNPLUG_OK) return status;
+    return device.memcpy(runtime.context(), destination, source, bytes, NNPLUG_MEMCPY_HOST_TO_DEVICE);
+}
+
+aclnnStatus write_empty_values(Runtime& runtime, const aclOpExecutor& executor, void* stream) {
+    for (int32_t slot = 0; slot < executor.desc.operand_count; ++slot) {
+        if (executor.empty_values[slot] == nullptr) continue;
+        const nnplug_status status =
+            write_empty_value(runtime, executor.desc.operands[slot], executor.empty_values[slot], stream);
+        if (status != NNPLUG_OK) {
+            runtime.fail_from_backend(executor.api, status);
+            return ACLNN_ERR_RUNTIME_ERROR;
+        }
     }
     return ACLNN_SUCCESS;
 }
@@ -165,11 +177,12 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
     created->device = runtime.current_device();
     created->api = schema.api;
     created->nothing_to_run = nothing_to_run;
-    created->empty_reduction_slot = empty_reduction_slot(schema, desc, nothing_to_run);
-    if (created->empty_reduction_slot >= 0) {
-        const void* data = desc.operands[created->empty_reduction_slot].data;
-        const char* what = schema.operands[static_cast<size_t>(created->empty_reduction_slot)].name;
-        if (!runtime.check_on_current_device(schema.api, what, data)) return ACLNN_ERR_PARAM_INVALID;
+    plan_empty_values(schema, desc, nothing_to_run, *created);
+    for (int32_t slot = 0; slot < desc.operand_count; ++slot) {
+        if (created->empty_values[slot] == nullptr) continue;
+        const char* what = schema.operands[static_cast<size_t>(slot)].name;
+        if (!runtime.check_on_current_device(schema.api, what, desc.operands[slot].data))
+            return ACLNN_ERR_PARAM_INVALID;
     }
     if (!nothing_to_run)
         if (const aclnnStatus status = check_operand_devices(runtime, schema, desc)) return status;
@@ -239,7 +252,7 @@ aclnnStatus check_run_arguments(Runtime& runtime, const char* api, void* workspa
 
 aclnnStatus launch_claimed(Runtime& runtime, const char* api, void* workspace, uint64_t workspace_size,
                            aclOpExecutor* executor, void* resolved) {
-    if (executor->empty_reduction_slot >= 0) return write_empty_reduction(runtime, *executor, resolved);
+    if (executor->writes_empty_values()) return write_empty_values(runtime, *executor, resolved);
     if (executor->nothing_to_run) return ACLNN_SUCCESS;  // an empty self: nothing to write
     if (executor->routed != nullptr)
         return launch_routed(runtime, api, *executor, workspace, workspace_size, resolved);
@@ -273,10 +286,20 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
     return launch_claimed(*runtime, api, workspace, workspace_size, executor, resolved);
 }
 
+// Whether an entry point passes each attribute in the type its schema declares.
+bool attr_types_match(const OpSchema& schema, std::initializer_list<AttrValue> attrs) {
+    for (size_t a = 0; a < attrs.size(); ++a) {
+        const AttrType declared = schema.attrs[a].type;
+        const AttrType given = attrs.begin()[a].type;
+        if (given != declared && !(declared == AttrType::kFloat && given == AttrType::kDouble)) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclTensor*> tensors,
-                        std::initializer_list<int64_t> attrs, uint64_t* workspace_size,
+                        std::initializer_list<AttrValue> attrs, uint64_t* workspace_size,
                         aclOpExecutor** executor) noexcept {
     try {
         RuntimeLease runtime(schema.api);
@@ -287,10 +310,10 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
             return ACLNN_ERR_PARAM_NULLPTR;
         }
         if (tensors.size() != schema.operands.size() || attrs.size() != schema.attrs.size() ||
-            tensors.size() > TensorHold::kMaxTensors) {
+            tensors.size() > TensorHold::kMaxTensors || !attr_types_match(schema, attrs)) {
             set_last_error(
                 "{}: internal error: the entry point passes {} tensors and {} attributes, its schema "
-                "has {} and {}",
+                "has {} and {} (or their types differ)",
                 schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
             return ACLNN_ERR_INNER;
         }

@@ -13,7 +13,7 @@ namespace nnplug {
 
 // aclnnXxxGetWorkspaceSize: tensors and attrs in schema order.
 aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclTensor*> tensors,
-                        std::initializer_list<int64_t> attrs, uint64_t* workspace_size,
+                        std::initializer_list<AttrValue> attrs, uint64_t* workspace_size,
                         aclOpExecutor** executor) noexcept;
 
 // aclnnXxx: runs (or enqueues) an executor made by schema's first phase.

@@ -13,16 +13,15 @@ namespace {
 const std::vector<Check> kCheckOrder = {Check::kNull,  Check::kRank,  Check::kDtype,    Check::kFormat,
                                         Check::kShape, Check::kAttrs, Check::kPromotion};
 
-// Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
-// as self, takes part in promotion.
+// Operands in the slot order of nnplug/op_slots.h.
 const OpSchema kForward = {
     NNPLUG_OP_BCE_FORWARD,
     "aclnnBinaryCrossEntropy",
     {
-        {"self", false, false, ShapeRule::kIteration, true, true},
-        {"target", false, false, ShapeRule::kEqualsIteration, true, true},
-        {"weight", false, true, ShapeRule::kBroadcastsTo, true, true},
-        {"out", true, false, ShapeRule::kIterationOrReduced, false, false},
+        OperandSpec::in("self", ShapeRule::kIteration).same_format_as_self().promoting(),
+        OperandSpec::in("target", ShapeRule::kEqualsIteration).same_format_as_self().promoting(),
+        OperandSpec::in("weight", ShapeRule::kBroadcastsTo).may_be_null().same_format_as_self().promoting(),
+        OperandSpec::out("out", ShapeRule::kIterationOrReduced),
     },
     {kReductionAttr},
     kCheckOrder,
@@ -32,11 +31,14 @@ const OpSchema kBackward = {
     NNPLUG_OP_BCE_BACKWARD,
     "aclnnBinaryCrossEntropyBackward",
     {
-        {"gradOutput", false, false, ShapeRule::kBroadcastsTo, false, true},
-        {"self", false, false, ShapeRule::kIteration, true, true},
-        {"target", false, false, ShapeRule::kBroadcastsTo, true, true},
-        {"weightOptional", false, true, ShapeRule::kBroadcastsTo, true, true},
-        {"out", true, false, ShapeRule::kEqualsIteration, false, false},
+        OperandSpec::in("gradOutput", ShapeRule::kBroadcastsTo).promoting(),
+        OperandSpec::in("self", ShapeRule::kIteration).same_format_as_self().promoting(),
+        OperandSpec::in("target", ShapeRule::kBroadcastsTo).same_format_as_self().promoting(),
+        OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo)
+            .may_be_null()
+            .same_format_as_self()
+            .promoting(),
+        OperandSpec::out("out", ShapeRule::kEqualsIteration),
     },
     {kReductionAttr},
     kCheckOrder,

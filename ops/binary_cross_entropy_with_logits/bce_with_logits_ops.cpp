@@ -9,9 +9,7 @@
 namespace nnplug {
 namespace {
 
-// Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
-// as self, takes part in promotion, the slot whose dtype it must equal, rounded to the
-// promoted dtype.
+// Operands in the slot order of nnplug/op_slots.h.
 //
 // The loss checks null, dtypes, reduction, then ranks and shapes; target's shape is
 // checked even for an empty self, and the reduced out of an empty self gets the mean's
@@ -22,11 +20,16 @@ OpSchema forward_schema() {
         NNPLUG_OP_BCE_WITH_LOGITS,
         "aclnnBinaryCrossEntropyWithLogits",
         {
-            {"self", false, false, ShapeRule::kIteration, false, true},
-            {"target", false, false, ShapeRule::kEqualsIterationEvenEmpty, false, true},
-            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, false, -1, true},
-            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, false, -1, true},
-            {"out", true, false, ShapeRule::kIterationOrReduced, false, false, NNPLUG_BCE_WITH_LOGITS_TARGET},
+            OperandSpec::in("self", ShapeRule::kIteration).promoting(),
+            OperandSpec::in("target", ShapeRule::kEqualsIterationEvenEmpty).promoting(),
+            OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo)
+                .may_be_null()
+                .rounded_to_promoted_dtype(),
+            OperandSpec::in("posWeightOptional", ShapeRule::kBroadcastsTo)
+                .may_be_null()
+                .rounded_to_promoted_dtype(),
+            OperandSpec::out("out", ShapeRule::kIterationOrReduced)
+                .dtype_equal_to(NNPLUG_BCE_WITH_LOGITS_TARGET),
         },
         {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},
@@ -43,11 +46,11 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* outpu
         kind,
         api,
         {
-            {"gradOutput", false, false, ShapeRule::kBroadcastsTo, false, true},
-            {"self", false, false, ShapeRule::kIteration, true, true},
-            {"target", false, false, ShapeRule::kEqualsIteration, true, true},
-            {"weightOptional", false, true, ShapeRule::kBroadcastsTo, false, true},
-            {"posWeightOptional", false, true, ShapeRule::kBroadcastsTo, false, true},
+            OperandSpec::in("gradOutput", ShapeRule::kBroadcastsTo).promoting(),
+            OperandSpec::in("self", ShapeRule::kIteration).same_format_as_self().promoting(),
+            OperandSpec::in("target", ShapeRule::kEqualsIteration).same_format_as_self().promoting(),
+            OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo).may_be_null().promoting(),
+            OperandSpec::in("posWeightOptional", ShapeRule::kBroadcastsTo).may_be_null().promoting(),
             {output, true, false, ShapeRule::kEqualsIteration, true, false,
              NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET},
         },

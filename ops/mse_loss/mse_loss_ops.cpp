@@ -8,8 +8,7 @@
 namespace nnplug {
 namespace {
 
-// Slots as in nnplug/op_slots.h. Columns: name, output, optional, shape rule, same format
-// as self, takes part in promotion, the slot whose dtype it must equal.
+// Operands in the slot order of nnplug/op_slots.h.
 //
 // The loss, in the order CANN documents its errors: null, dtypes, promotion (castable to
 // out), ranks, reduction, then the broadcast of self with target and out's shape. A reduced
@@ -19,9 +18,9 @@ OpSchema forward_schema() {
         NNPLUG_OP_MSE_LOSS,
         "aclnnMseLoss",
         {
-            {"self", false, false, ShapeRule::kIteration, false, true},
-            {"target", false, false, ShapeRule::kBroadcastsMutually, false, true},
-            {"out", true, false, ShapeRule::kIterationOrReduced, false, false},
+            OperandSpec::in("self", ShapeRule::kIteration).promoting(),
+            OperandSpec::in("target", ShapeRule::kBroadcastsMutually).promoting(),
+            OperandSpec::out("out", ShapeRule::kIterationOrReduced),
         },
         {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kPromotion, Check::kRank, Check::kAttrs, Check::kShape},
@@ -40,12 +39,12 @@ OpSchema backward_schema() {
         NNPLUG_OP_MSE_LOSS_BACKWARD,
         "aclnnMseLossBackward",
         {
-            {"gradOutput", false, false, ShapeRule::kBroadcastsMutually, false, false,
-             NNPLUG_MSE_LOSS_BACKWARD_SELF},
-            {"self", false, false, ShapeRule::kIteration, false, false},
-            {"target", false, false, ShapeRule::kBroadcastsMutually, false, false,
-             NNPLUG_MSE_LOSS_BACKWARD_SELF},
-            {"out", true, false, ShapeRule::kEqualsIteration, false, false},
+            OperandSpec::in("gradOutput", ShapeRule::kBroadcastsMutually)
+                .dtype_equal_to(NNPLUG_MSE_LOSS_BACKWARD_SELF),
+            OperandSpec::in("self", ShapeRule::kIteration),
+            OperandSpec::in("target", ShapeRule::kBroadcastsMutually)
+                .dtype_equal_to(NNPLUG_MSE_LOSS_BACKWARD_SELF),
+            OperandSpec::out("out", ShapeRule::kEqualsIteration),
         },
         {kReductionAttr},
         {Check::kNull, Check::kDtype, Check::kAttrs, Check::kRank, Check::kShape},

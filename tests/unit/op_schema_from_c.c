@@ -17,7 +17,8 @@ static size_t append(char* text, size_t size, size_t used, const char* format, c
 }
 
 /* Writes "<api> <kind>: <name>/<output><optional><shape><same_format><promotes>d<dtype_of>
- * r<rounded_to_promoted> ... | <attr>[min,max] | checks <c>... <promise><empty><reduced><mean><extra>\n"
+ * r<rounded_to_promoted>t<dtypes>k<ranks>e<empty value> ... | <attr>[min,max]:<type>/<max_real*1000 +
+ * negative ignores nothing> | checks <c>... <promise><empty><reduced><mean><extra>\naxis <class axis>\n"
  * per op; returns the length. */
 size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
     size_t used = 0;
@@ -32,10 +33,14 @@ size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
                           0);
             used = append(text, size, used, "%s%lld", "d", operand->dtype_of, 0);
             used = append(text, size, used, "%s%lld", "r", operand->rounded_to_promoted, 0);
+            used = append(text, size, used, "%st%lldk%lld", "", operand->dtypes, operand->ranks);
+            used = append(text, size, used, "%s%lld", "e", operand->empty_value, 0);
         }
         for (size_t a = 0; a < op->attr_count; ++a) {
             used = append(text, size, used, " | %s[%lld,%lld]", op->attrs[a].name, op->attrs[a].min,
                           op->attrs[a].max);
+            used = append(text, size, used, "%s:%lld/%lld", "", op->attrs[a].type,
+                          (long long)(op->attrs[a].max_real * 1000) + op->attrs[a].negative_ignores_nothing);
         }
         used = append(text, size, used, " | checks%s", "", 0, 0);
         for (size_t c = 0; c < op->check_count; ++c) {
@@ -45,6 +50,7 @@ size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
                       op->promise * 10000 + op->empty_reduction_written * 1000 + op->reduced_shape * 100 +
                           op->mean_count * 10 + op->has_extra_check,
                       0);
+        used = append(text, size, used, "%saxis %lld\n", "", op->class_axis, 0);
     }
     return used;
 }

@@ -50,7 +50,13 @@ void expect_well_formed(const nnplug_op_schema& op) {
         EXPECT_TRUE(names.insert(o.name).second) << o.name << " named twice";
         selves += o.shape == NNPLUG_SHAPE_ITERATION;
         outputs += o.output != 0;
-        EXPECT_LE(static_cast<int>(o.shape), NNPLUG_SHAPE_ITERATION_OR_REDUCED) << o.name;
+        EXPECT_LE(static_cast<int>(o.shape), NNPLUG_SHAPE_IGNORED) << o.name;
+        // The class rules belong to ops with a class axis, and only to them.
+        const bool class_rule = o.shape >= NNPLUG_SHAPE_CLASS_ROWS && o.shape <= NNPLUG_SHAPE_ONE_ELEMENT;
+        if (class_rule) {
+            EXPECT_NE(op.class_axis, NNPLUG_CLASS_AXIS_NONE) << o.name;
+        }
+        EXPECT_NE(o.dtypes, 0u) << o.name << " may have no dtype";
         EXPECT_TRUE(o.dtype_of == -1 ||
                     (o.dtype_of >= 0 && static_cast<size_t>(o.dtype_of) < op.operand_count &&
                      static_cast<size_t>(o.dtype_of) != slot))
@@ -78,8 +84,17 @@ void expect_well_formed(const nnplug_op_schema& op) {
     }
     for (size_t a = 0; a < op.attr_count; ++a) {
         ASSERT_NE(op.attrs[a].name, nullptr);
-        ASSERT_NE(op.attrs[a].range, nullptr);
-        EXPECT_LE(op.attrs[a].min, op.attrs[a].max) << op.attrs[a].name;
+        if (op.attrs[a].type == NNPLUG_ATTR_ARG_INT64) {
+            ASSERT_NE(op.attrs[a].range, nullptr);
+            EXPECT_LE(op.attrs[a].min, op.attrs[a].max) << op.attrs[a].name;
+        }
+        if (op.attrs[a].type == NNPLUG_ATTR_ARG_DOUBLE && op.attrs[a].range != nullptr) {
+            EXPECT_LE(op.attrs[a].min_real, op.attrs[a].max_real) << op.attrs[a].name;
+        }
+    }
+    // A mean over the data's weights is the kernel's: only a class-axis op can have one.
+    if (op.mean_count == NNPLUG_MEAN_OVER_WEIGHTS) {
+        EXPECT_NE(op.class_axis, NNPLUG_CLASS_AXIS_NONE);
     }
 }
 
@@ -147,6 +162,46 @@ TEST(OpSchema, PublishesTheDocumentedRules) {
         "gradTarget");
 }
 
+// The class-axis ops' columns (docs/ops/nll_loss.md, docs/ops/cross_entropy_loss.md).
+TEST(OpSchema, PublishesTheClassAxisRules) {
+    const uint32_t integer_targets = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I32) |
+                                     NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_U8);
+    const nnplug_op_schema& nll = schema_of(NNPLUG_OP_NLL_LOSS);
+    EXPECT_EQ(nll.class_axis, NNPLUG_CLASS_AXIS_SECOND_OR_ONLY);
+    EXPECT_EQ(nll.mean_count, NNPLUG_MEAN_OVER_WEIGHTS);
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_SELF).ranks, (1u << 1) | (1u << 2));
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_TARGET).shape, NNPLUG_SHAPE_CLASS_ROWS);
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_TARGET).dtypes, integer_targets);
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_WEIGHT).shape, NNPLUG_SHAPE_CLASSES);
+    EXPECT_FALSE(operand(nll, NNPLUG_NLL_LOSS_WEIGHT).optional);  // CANN requires it
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_WEIGHT).dtype_of, NNPLUG_NLL_LOSS_SELF);
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_TOTAL_WEIGHT).shape, NNPLUG_SHAPE_ONE_ELEMENT);
+    EXPECT_EQ(operand(nll, NNPLUG_NLL_LOSS_TOTAL_WEIGHT).empty_value, NNPLUG_EMPTY_ZERO);
+    EXPECT_EQ(operand(schema_of(NNPLUG_OP_NLL_LOSS_2D), NNPLUG_NLL_LOSS_SELF).ranks, 1u << 4);
+    // NLLLoss2dBackward checks shapes before the reduction, and wants out in self's dtype.
+    const nnplug_op_schema& back2d = schema_of(NNPLUG_OP_NLL_LOSS_2D_BACKWARD);
+    EXPECT_EQ(back2d.checks[back2d.check_count - 1], NNPLUG_CHECK_ATTRS);
+    EXPECT_EQ(operand(back2d, NNPLUG_NLL_LOSS_BACKWARD_OUT).dtype_of, NNPLUG_NLL_LOSS_BACKWARD_SELF);
+    EXPECT_EQ(operand(schema_of(NNPLUG_OP_NLL_LOSS_BACKWARD), NNPLUG_NLL_LOSS_BACKWARD_OUT).dtype_of, -1);
+
+    const nnplug_op_schema& ce = schema_of(NNPLUG_OP_CROSS_ENTROPY_LOSS);
+    ASSERT_EQ(ce.attr_count, 5u);
+    EXPECT_EQ(ce.attrs[0].type, NNPLUG_ATTR_ARG_REDUCTION_WORD);
+    EXPECT_EQ(ce.attrs[1].type, NNPLUG_ATTR_ARG_INT64);
+    EXPECT_TRUE(ce.attrs[1].negative_ignores_nothing);
+    EXPECT_EQ(ce.attrs[2].type, NNPLUG_ATTR_ARG_DOUBLE);
+    EXPECT_EQ(ce.attrs[2].max_real, 1.0);
+    EXPECT_EQ(ce.attrs[4].type, NNPLUG_ATTR_ARG_BOOL);
+    EXPECT_EQ(operand(ce, NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT).dtypes, NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32));
+    EXPECT_TRUE(operand(ce, NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT).optional);
+    EXPECT_EQ(operand(ce, NNPLUG_CROSS_ENTROPY_LOSS_ZLOSS).shape, NNPLUG_SHAPE_IGNORED);
+    EXPECT_FALSE(operand(ce, NNPLUG_CROSS_ENTROPY_LOSS_ZLOSS).optional);  // CANN requires it
+    EXPECT_EQ(operand(ce, NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB).dtype_of, NNPLUG_CROSS_ENTROPY_LOSS_INPUT);
+    EXPECT_EQ(
+        operand(schema_of(NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD), NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS).shape,
+        NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED);
+}
+
 // The same line per op as op_schema_from_c.c writes, from C++.
 std::string schema_text_from_cpp() {
     std::string text;
@@ -159,14 +214,19 @@ std::string schema_text_from_cpp() {
                 " {}/{}d{}r{}", o.name,
                 o.output * 10000 + o.optional * 1000 + o.shape * 100 + o.same_format * 10 + o.promotes,
                 o.dtype_of, o.rounded_to_promoted);
+            text += fmt::format("t{}k{}e{}", o.dtypes, o.ranks, static_cast<int>(o.empty_value));
         }
         for (size_t a = 0; a < op.attr_count; ++a)
-            text += fmt::format(" | {}[{},{}]", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max);
+            text += fmt::format(
+                " | {}[{},{}]:{}/{}", op.attrs[a].name, op.attrs[a].min, op.attrs[a].max,
+                static_cast<int>(op.attrs[a].type),
+                static_cast<long long>(op.attrs[a].max_real * 1000) + op.attrs[a].negative_ignores_nothing);
         text += " | checks";
         for (size_t c = 0; c < op.check_count; ++c)
             text += fmt::format(" {}", static_cast<int>(op.checks[c]));
         text += fmt::format(" {}\n", op.promise * 10000 + op.empty_reduction_written * 1000 +
                                          op.reduced_shape * 100 + op.mean_count * 10 + op.has_extra_check);
+        text += fmt::format("axis {}\n", static_cast<int>(op.class_axis));
     }
     return text;
 }
@@ -177,11 +237,12 @@ TEST(OpSchema, ACProgramReadsWhatCppReads) {
     ASSERT_LT(length, buffer.size());
     const std::string from_c(buffer.data(), length);
     EXPECT_EQ(from_c, schema_text_from_cpp());
-    EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1r0 target/401d-1r0 out/10500d-1r0 | reduction[0,2] | "
-                          "checks 0 2 6 1 5 4 1100\n"),
+    EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1r0t7k0e0 target/401d-1r0t7k0e0 out/10500d-1r0t7k0e0 | "
+                          "reduction[0,2]:0/0 | checks 0 2 6 1 5 4 1100\naxis 0\n"),
               std::string::npos)
         << from_c;
-    EXPECT_NE(from_c.find(" weightOptional/1300d-1r1 posWeightOptional/1300d-1r1 "), std::string::npos)
+    EXPECT_NE(from_c.find(" weightOptional/1300d-1r1t7k0e0 posWeightOptional/1300d-1r1t7k0e0 "),
+              std::string::npos)
         << from_c;
     EXPECT_NE(from_c.find("checks 0 2 5 1 4 10010\n"), std::string::npos) << from_c;
 }

@@ -21,6 +21,7 @@ static const aclnnStatus ACLNN_ERR_PARAM_NULLPTR = 161001;
 static const aclnnStatus ACLNN_ERR_PARAM_INVALID = 161002;
 static const aclnnStatus ACLNN_ERR_RUNTIME_ERROR = 361001;
 static const aclnnStatus ACLNN_ERR_INNER = 561000;
+static const aclnnStatus ACLNN_ERR_INNER_TILING_ERROR = 561002;
 static const aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
 
 typedef struct aclTensor aclTensor;

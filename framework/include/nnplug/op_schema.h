@@ -34,9 +34,37 @@ typedef enum nnplug_shape_rule {
     NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY = 2, /* the same, checked even for an empty self */
     NNPLUG_SHAPE_BROADCASTS_TO = 3,               /* broadcasts one way to self's shape */
     NNPLUG_SHAPE_BROADCASTS_MUTUALLY = 4,         /* broadcasts with self to a common shape */
-    NNPLUG_SHAPE_ITERATION_OR_REDUCED = 5         /* the iteration shape, or reduced (see
+    NNPLUG_SHAPE_ITERATION_OR_REDUCED = 5,        /* the iteration shape, or reduced (see
                                                      nnplug_reduced_shape) when reducing */
+    /* Rules of an op with a class axis (nnplug_op_schema.class_axis): */
+    NNPLUG_SHAPE_CLASS_ROWS = 6,            /* self's shape without the class axis (a target) */
+    NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED = 7, /* that, or reduced when reducing */
+    NNPLUG_SHAPE_CLASSES = 8,               /* (C): one element per class (a weight) */
+    NNPLUG_SHAPE_ONE_ELEMENT = 9,           /* [] or [1] whatever the reduction */
+    NNPLUG_SHAPE_IGNORED = 10               /* any shape: an argument the API has but nothing
+                                               reads or writes (null and dtype checked) */
 } nnplug_shape_rule;
+
+/* Where an op's class axis is. */
+typedef enum nnplug_class_axis {
+    NNPLUG_CLASS_AXIS_NONE = 0,          /* an elementwise op */
+    NNPLUG_CLASS_AXIS_SECOND_OR_ONLY = 1 /* dim 1 of self, or dim 0 when self has one dim */
+} nnplug_class_axis;
+
+/* The C type of an attribute argument. */
+typedef enum nnplug_attr_arg_type {
+    NNPLUG_ATTR_ARG_INT64 = 0,
+    NNPLUG_ATTR_ARG_DOUBLE = 1,
+    NNPLUG_ATTR_ARG_FLOAT = 2,
+    NNPLUG_ATTR_ARG_BOOL = 3,
+    NNPLUG_ATTR_ARG_REDUCTION_WORD = 4 /* char*: "none", "mean" or "sum" */
+} nnplug_attr_arg_type;
+
+/* What the run writes into a reduced output when self is empty. */
+typedef enum nnplug_empty_value {
+    NNPLUG_EMPTY_REDUCTION = 0, /* NaN for mean, 0 for sum */
+    NNPLUG_EMPTY_ZERO = 1       /* 0 */
+} nnplug_empty_value;
 
 /* The shapes a reduced output may have. */
 typedef enum nnplug_reduced_shape {
@@ -47,15 +75,16 @@ typedef enum nnplug_reduced_shape {
 /* The element count a mean divides by. */
 typedef enum nnplug_mean_count {
     NNPLUG_MEAN_OVER_ITERATION = 0, /* the iteration space's */
-    NNPLUG_MEAN_OVER_SELF = 1       /* self's own, even where self broadcasts */
+    NNPLUG_MEAN_OVER_SELF = 1,      /* self's own, even where self broadcasts */
+    NNPLUG_MEAN_OVER_WEIGHTS = 2    /* the sum of the counted rows' weights, from the data */
 } nnplug_mean_count;
 
 /* The first-phase checks, listed per op in the order its API documents them; the first
  * failing one decides the status and message. */
 typedef enum nnplug_check {
     NNPLUG_CHECK_NULL = 0,     /* required tensors, workspaceSize and executor not null */
-    NNPLUG_CHECK_RANK = 1,     /* at most NNPLUG_MAX_DIMS dims */
-    NNPLUG_CHECK_DTYPE = 2,    /* float32/float16/bfloat16, the device's rule, dtype_of */
+    NNPLUG_CHECK_RANK = 1,     /* at most NNPLUG_MAX_DIMS dims, and each operand's ranks */
+    NNPLUG_CHECK_DTYPE = 2,    /* each operand's dtypes, the device's rule, dtype_of */
     NNPLUG_CHECK_FORMAT = 3,   /* same_format operands agree with self */
     NNPLUG_CHECK_SHAPE = 4,    /* the shape rules */
     NNPLUG_CHECK_ATTRS = 5,    /* attributes within range */
@@ -86,13 +115,19 @@ typedef struct nnplug_operand_schema {
      * promote is rounded to that dtype before use (then widened to float32). Otherwise an
      * input is used at its own dtype's value. */
     int32_t rounded_to_promoted;
+    uint32_t dtypes;                /* NNPLUG_DTYPE_BIT set of the dtypes it may have */
+    uint32_t ranks;                 /* bit r: r dims allowed; 0: any rank up to NNPLUG_MAX_DIMS */
+    nnplug_empty_value empty_value; /* a reduced output's value over no elements */
 } nnplug_operand_schema;
 
 typedef struct nnplug_attr_schema {
     const char* name; /* as the aclnn signature spells it: "reduction" */
     nnplug_attr_key key;
-    int64_t min, max;  /* the valid range, inclusive */
-    const char* range; /* the range as error messages word it */
+    int64_t min, max;  /* the valid range of an integer, inclusive */
+    const char* range; /* the range as error messages word it; null: any value of its type */
+    nnplug_attr_arg_type type;
+    double min_real, max_real;        /* the valid range of a double or float, inclusive */
+    int32_t negative_ignores_nothing; /* an ignoreIndex whose negative values ignore nothing */
 } nnplug_attr_schema;
 
 typedef struct nnplug_op_schema {
@@ -112,6 +147,7 @@ typedef struct nnplug_op_schema {
     /* The op has a further rule, run after the listed checks, that these tables cannot say. */
     int32_t has_extra_check;
     nnplug_numeric_promise promise;
+    nnplug_class_axis class_axis;
 } nnplug_op_schema;
 
 /* How many ops libnnplug implements. */

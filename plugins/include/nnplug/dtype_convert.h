@@ -69,15 +69,24 @@ inline uint16_t f32_to_bf16(float f) {
     return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
-/* Reads element i of a buffer of the given nnplug_dtype as float32. */
+/* Reads element i of a buffer of the given nnplug_dtype as float32 (an integer converted as a
+ * cast would); NaN for a dtype this header does not know, never a misread. */
 inline float load_as_f32(const void* base, int32_t dtype, int64_t i) {
     switch (dtype) {
+        case NNPLUG_DTYPE_F32:
+            return static_cast<const float*>(base)[i];
         case NNPLUG_DTYPE_F16:
             return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
         case NNPLUG_DTYPE_BF16:
             return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
+        case NNPLUG_DTYPE_I32:
+            return static_cast<float>(static_cast<const int32_t*>(base)[i]);
+        case NNPLUG_DTYPE_I64:
+            return static_cast<float>(static_cast<const int64_t*>(base)[i]);
+        case NNPLUG_DTYPE_U8:
+            return static_cast<float>(static_cast<const uint8_t*>(base)[i]);
         default:
-            return static_cast<const float*>(base)[i];
+            return bits_float(0x7fc00000u);
     }
 }
 

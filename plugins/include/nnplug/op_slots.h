@@ -15,11 +15,17 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,        /* aclnnBinaryCrossEntropyWithLogitsBackward */
     NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4, /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
     NNPLUG_OP_MSE_LOSS = 5,                        /* aclnnMseLoss */
-    NNPLUG_OP_MSE_LOSS_BACKWARD = 6                /* aclnnMseLossBackward */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,               /* aclnnMseLossBackward */
+    NNPLUG_OP_NLL_LOSS = 7,                        /* aclnnNLLLoss */
+    NNPLUG_OP_NLL_LOSS_2D = 8,                     /* aclnnNLLLoss2d */
+    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,               /* aclnnNLLLossBackward */
+    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,           /* aclnnNLLLoss2dBackward */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,             /* aclnnCrossEntropyLoss */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12         /* aclnnCrossEntropyLossGrad */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 7
+#define NNPLUG_OP_KIND_COUNT 13
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -39,6 +45,18 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnMseLoss";
         case NNPLUG_OP_MSE_LOSS_BACKWARD:
             return "aclnnMseLossBackward";
+        case NNPLUG_OP_NLL_LOSS:
+            return "aclnnNLLLoss";
+        case NNPLUG_OP_NLL_LOSS_2D:
+            return "aclnnNLLLoss2d";
+        case NNPLUG_OP_NLL_LOSS_BACKWARD:
+            return "aclnnNLLLossBackward";
+        case NNPLUG_OP_NLL_LOSS_2D_BACKWARD:
+            return "aclnnNLLLoss2dBackward";
+        case NNPLUG_OP_CROSS_ENTROPY_LOSS:
+            return "aclnnCrossEntropyLoss";
+        case NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD:
+            return "aclnnCrossEntropyLossGrad";
         default:
             return 0;
     }
@@ -103,6 +121,57 @@ enum nnplug_mse_loss_backward_slot {
     NNPLUG_MSE_LOSS_BACKWARD_OPERANDS = 4
 };
 
+/* aclnnNLLLoss and aclnnNLLLoss2d(self, target, weight, reduction, ignoreIndex, out,
+ * totalWeightOut): ops with a class axis (nnplug_op_desc.class_axis). */
+enum nnplug_nll_loss_slot {
+    NNPLUG_NLL_LOSS_SELF = 0,         /* log-probabilities (N, C), (C) or (N, C, H, W) */
+    NNPLUG_NLL_LOSS_TARGET = 1,       /* class indices, lacking the class axis; integer dtype */
+    NNPLUG_NLL_LOSS_WEIGHT = 2,       /* (C), indexed by class */
+    NNPLUG_NLL_LOSS_OUT = 3,          /* per row, or NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_NLL_LOSS_TOTAL_WEIGHT = 4, /* NNPLUG_OPERAND_REDUCED: the counted rows' weight sum */
+    NNPLUG_NLL_LOSS_OPERANDS = 5
+};
+
+/* aclnnNLLLossBackward and aclnnNLLLoss2dBackward(gradOutput, self, target, weight, reduction,
+ * ignoreIndex, totalWeight, out): the mean divides by totalWeight as given. */
+enum nnplug_nll_loss_backward_slot {
+    NNPLUG_NLL_LOSS_BACKWARD_GRAD_OUTPUT = 0, /* per row, or NNPLUG_OPERAND_REDUCED */
+    NNPLUG_NLL_LOSS_BACKWARD_SELF = 1,
+    NNPLUG_NLL_LOSS_BACKWARD_TARGET = 2,
+    NNPLUG_NLL_LOSS_BACKWARD_WEIGHT = 3,
+    NNPLUG_NLL_LOSS_BACKWARD_TOTAL_WEIGHT = 4, /* NNPLUG_OPERAND_REDUCED */
+    NNPLUG_NLL_LOSS_BACKWARD_OUT = 5,          /* self's shape */
+    NNPLUG_NLL_LOSS_BACKWARD_OPERANDS = 6
+};
+
+/* aclnnCrossEntropyLoss(input, target, weightOptional, reductionOptional, ignoreIndex,
+ * labelSmoothing, lseSquareScaleForZloss, returnZloss, lossOut, logProbOut, zlossOut,
+ * lseForZlossOut) */
+enum nnplug_cross_entropy_loss_slot {
+    NNPLUG_CROSS_ENTROPY_LOSS_INPUT = 0,         /* logits (N, C) */
+    NNPLUG_CROSS_ENTROPY_LOSS_TARGET = 1,        /* class indices (N); integer dtype */
+    NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT = 2,        /* optional (C): absent means 1 */
+    NNPLUG_CROSS_ENTROPY_LOSS_LOSS = 3,          /* (N), or NNPLUG_OPERAND_REDUCED */
+    NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB = 4,      /* (N, C): log_softmax(input) */
+    NNPLUG_CROSS_ENTROPY_LOSS_ZLOSS = 5,         /* optional: written when returnZloss */
+    NNPLUG_CROSS_ENTROPY_LOSS_LSE_FOR_ZLOSS = 6, /* optional: written when returnZloss */
+    NNPLUG_CROSS_ENTROPY_LOSS_OPERANDS = 7
+};
+
+/* aclnnCrossEntropyLossGrad(gradLoss, logProb, target, weightOptional, gradZlossOptional,
+ * lseForZlossOptional, reductionOptional, ignoreIndex, labelSmoothing, lseSquareScaleForZloss,
+ * out) */
+enum nnplug_cross_entropy_loss_grad_slot {
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS = 0, /* (N), or NNPLUG_OPERAND_REDUCED */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_LOG_PROB = 1,  /* (N, C) */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_TARGET = 2,
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_WEIGHT = 3,        /* optional (C) */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_ZLOSS = 4,    /* optional */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_LSE_FOR_ZLOSS = 5, /* optional */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OUT = 6,           /* (N, C) */
+    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OPERANDS = 7
+};
+
 typedef enum nnplug_reduction {
     NNPLUG_REDUCTION_NONE = 0,
     NNPLUG_REDUCTION_MEAN = 1,
@@ -112,14 +181,19 @@ typedef enum nnplug_reduction {
 /* Attribute keys. The runtime derives SCALE and REDUCE_COUNT once, so no backend
  * re-derives an op's semantics. */
 typedef enum nnplug_attr_key {
-    NNPLUG_ATTR_REDUCTION = 1,     /* i64, nnplug_reduction */
-    NNPLUG_ATTR_SCALE = 2,         /* f64: the factor the op's result is multiplied by, 1/N
-                                      for mean and 1 otherwise; float32 kernels use (float)scale */
-    NNPLUG_ATTR_REDUCE_COUNT = 3,  /* i64: N, the element count the mean divides by */
-    NNPLUG_ATTR_PROMOTED_DTYPE = 4 /* i64, nnplug_dtype: the promoted type of the inputs that
-                                      take part in promotion; an input that does not (the
-                                      with-logits loss's weight and posWeight) is rounded to
-                                      it before it is widened to float32 */
+    NNPLUG_ATTR_REDUCTION = 1,                  /* i64, nnplug_reduction */
+    NNPLUG_ATTR_SCALE = 2,                      /* f64: the factor the op's result is multiplied by, 1/N
+                                                   for mean and 1 otherwise; float32 kernels use (float)scale */
+    NNPLUG_ATTR_REDUCE_COUNT = 3,               /* i64: N, the element count the mean divides by */
+    NNPLUG_ATTR_PROMOTED_DTYPE = 4,             /* i64, nnplug_dtype: the promoted type of the inputs that
+                                                   take part in promotion; an input that does not (the
+                                                   with-logits loss's weight and posWeight) is rounded to
+                                                   it before it is widened to float32 */
+    NNPLUG_ATTR_IGNORE_INDEX = 5,               /* i64: rows whose target equals it are not counted (a
+                                                   negative value, in CrossEntropyLoss, ignores nothing) */
+    NNPLUG_ATTR_LABEL_SMOOTHING = 6,            /* f64 in [0, 1] */
+    NNPLUG_ATTR_LSE_SQUARE_SCALE_FOR_ZLOSS = 7, /* f64 */
+    NNPLUG_ATTR_RETURN_ZLOSS = 8                /* bool */
 } nnplug_attr_key;
 
 #endif /* NNPLUG_OP_SLOTS_H */

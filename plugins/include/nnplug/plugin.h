@@ -73,12 +73,21 @@ typedef enum nnplug_status {
     NNPLUG_ERR_INTERNAL = 6          /* a bug in the backend */
 } nnplug_status;
 
+/* Element types. Floating operands are computed in float32; the integer ones hold class
+ * indices (a target), read as they are. */
 typedef enum nnplug_dtype {
     NNPLUG_DTYPE_F32 = 0,
     NNPLUG_DTYPE_F16 = 1,
     NNPLUG_DTYPE_BF16 = 2,
-    NNPLUG_DTYPE_COUNT = 3
+    NNPLUG_DTYPE_I32 = 3,
+    NNPLUG_DTYPE_I64 = 4,
+    NNPLUG_DTYPE_U8 = 5
 } nnplug_dtype;
+
+/* One past the largest dtype this header knows; grows as dtypes are appended. A plugin
+ * built against an older header has a smaller count and treats the newer dtypes as
+ * unknown, which they are to it. */
+#define NNPLUG_DTYPE_COUNT 6
 
 #define NNPLUG_DTYPE_BIT(dt) (1u << (unsigned)(dt))
 
@@ -118,15 +127,25 @@ typedef struct nnplug_tensor {
     int64_t storage_bytes;            /* bytes of storage from data on */
 } nnplug_tensor;
 
-typedef enum nnplug_attr_type { NNPLUG_ATTR_I64 = 0, NNPLUG_ATTR_F64 = 1 } nnplug_attr_type;
+/* The type of an attribute's value: the type of the aclnn argument it carries (a `char*`
+ * reduction word arrives as the I64 nnplug_reduction it names). */
+typedef enum nnplug_attr_type {
+    NNPLUG_ATTR_I64 = 0,
+    NNPLUG_ATTR_F64 = 1,
+    NNPLUG_ATTR_F32 = 2,
+    NNPLUG_ATTR_BOOL = 3
+} nnplug_attr_type;
 
-/* One attribute: a key of nnplug_attr_key (op_slots.h) and its value. */
+/* One attribute: a key of nnplug_attr_key (op_slots.h) and its value, in the member its
+ * type names. */
 typedef struct nnplug_attr {
     uint32_t key;  /* nnplug_attr_key */
     uint32_t type; /* nnplug_attr_type */
     union {
         int64_t i64;
         double f64;
+        float f32;
+        uint8_t boolean; /* 0 or 1 */
     } value;
 } nnplug_attr;
 
@@ -147,6 +166,16 @@ typedef struct nnplug_op_desc {
     int64_t numel;                 /* product of dims, > 0 */
     nnplug_tensor operands[NNPLUG_MAX_OPERANDS];
     nnplug_attr attrs[NNPLUG_MAX_ATTRS];
+    /* Appended after version 2's first layout: read them only when struct_size covers them
+     * (nnplug_desc_class_axis). */
+    /* The dim of dims that is the op's class axis, or -1 for an elementwise op. A class-axis
+     * op's dims are [outer..., C, inner...], each side coalesced on its own and never empty
+     * (a missing side is one dim of size 1), so a contiguous call arrives as [outer, C, inner]
+     * with class_axis 1. An operand that lacks the axis (a target) has stride 0 along it; one
+     * indexed by class (a weight (C)) has stride 0 along every other dim, and the kernel reads
+     * its element at offset + class * strides[class_axis]. */
+    int32_t class_axis;
+    int32_t reserved2; /* 0 */
 } nnplug_op_desc;
 
 /* A key/value option from the config's per-backend section. */
@@ -244,8 +273,15 @@ typedef struct nnplug_plugin {
 /* The entry symbol's type. */
 typedef const nnplug_plugin* (*nnplug_plugin_entry_fn)(void);
 
+/* Bytes per element of a dtype; 0 for one this header does not know. */
 static inline size_t nnplug_dtype_size(int32_t dtype) {
-    return dtype == NNPLUG_DTYPE_F32 ? 4u : 2u;
+    static const unsigned char kSizes[NNPLUG_DTYPE_COUNT] = {4, 2, 2, 4, 8, 1};
+    return dtype >= 0 && dtype < NNPLUG_DTYPE_COUNT ? kSizes[dtype] : 0u;
+}
+
+/* Whether a dtype is one of the floating types (computed in float32). */
+static inline int nnplug_dtype_is_floating(int32_t dtype) {
+    return dtype == NNPLUG_DTYPE_F32 || dtype == NNPLUG_DTYPE_F16 || dtype == NNPLUG_DTYPE_BF16;
 }
 
 static inline const char* nnplug_dtype_name(int32_t dtype) {
@@ -256,6 +292,12 @@ static inline const char* nnplug_dtype_name(int32_t dtype) {
             return "float16";
         case NNPLUG_DTYPE_BF16:
             return "bfloat16";
+        case NNPLUG_DTYPE_I32:
+            return "int32";
+        case NNPLUG_DTYPE_I64:
+            return "int64";
+        case NNPLUG_DTYPE_U8:
+            return "uint8";
         default:
             return "unknown";
     }
@@ -281,6 +323,23 @@ static inline int64_t nnplug_attr_i64(const nnplug_op_desc* desc, uint32_t key, 
 static inline double nnplug_attr_f64(const nnplug_op_desc* desc, uint32_t key, double fallback) {
     const nnplug_attr* attr = nnplug_find_attr(desc, key);
     return attr != 0 && attr->type == NNPLUG_ATTR_F64 ? attr->value.f64 : fallback;
+}
+
+static inline float nnplug_attr_f32(const nnplug_op_desc* desc, uint32_t key, float fallback) {
+    const nnplug_attr* attr = nnplug_find_attr(desc, key);
+    return attr != 0 && attr->type == NNPLUG_ATTR_F32 ? attr->value.f32 : fallback;
+}
+
+static inline int nnplug_attr_bool(const nnplug_op_desc* desc, uint32_t key, int fallback) {
+    const nnplug_attr* attr = nnplug_find_attr(desc, key);
+    return attr != 0 && attr->type == NNPLUG_ATTR_BOOL ? attr->value.boolean != 0 : fallback;
+}
+
+/* The class axis of desc, or -1: an elementwise op, or a descriptor from a runtime whose
+ * layout ends before the member. */
+static inline int32_t nnplug_desc_class_axis(const nnplug_op_desc* desc) {
+    const size_t end = offsetof(nnplug_op_desc, class_axis) + sizeof desc->class_axis;
+    return desc->struct_size >= end ? desc->class_axis : -1;
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,304 @@
+// The row math of the ops with a class axis (NLLLoss, NLLLoss2d, their backwards,
+// CrossEntropyLoss and its gradient) over ClassCall, and the launch that runs it: targets
+// checked first (nothing is written for a refused call), rows in fixed chunks, reductions
+// and data-dependent divisors summed per chunk in double and combined pairwise. A backend
+// passes its own parallel loop; the results do not depend on how it splits the chunks.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "class_rows.h"
+#include "pairwise_sum.h"
+
+namespace nnplug::common {
+
+// Whether op kind is one of the ops run here.
+inline bool is_class_op(int32_t op) {
+    return op == NNPLUG_OP_NLL_LOSS || op == NNPLUG_OP_NLL_LOSS_2D || op == NNPLUG_OP_NLL_LOSS_BACKWARD ||
+           op == NNPLUG_OP_NLL_LOSS_2D_BACKWARD || op == NNPLUG_OP_CROSS_ENTROPY_LOSS ||
+           op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD;
+}
+
+// The slots each op keeps its operands in.
+struct ClassSlots {
+    int self, target, weight, out;  // weight -1: none
+    bool weight_optional;
+};
+
+inline ClassSlots class_slots(int32_t op) {
+    switch (op) {
+        case NNPLUG_OP_NLL_LOSS:
+        case NNPLUG_OP_NLL_LOSS_2D:
+            return {NNPLUG_NLL_LOSS_SELF, NNPLUG_NLL_LOSS_TARGET, NNPLUG_NLL_LOSS_WEIGHT, NNPLUG_NLL_LOSS_OUT,
+                    false};
+        case NNPLUG_OP_NLL_LOSS_BACKWARD:
+        case NNPLUG_OP_NLL_LOSS_2D_BACKWARD:
+            return {NNPLUG_NLL_LOSS_BACKWARD_SELF, NNPLUG_NLL_LOSS_BACKWARD_TARGET,
+                    NNPLUG_NLL_LOSS_BACKWARD_WEIGHT, NNPLUG_NLL_LOSS_BACKWARD_OUT, false};
+        case NNPLUG_OP_CROSS_ENTROPY_LOSS:
+            return {NNPLUG_CROSS_ENTROPY_LOSS_INPUT, NNPLUG_CROSS_ENTROPY_LOSS_TARGET,
+                    NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_LOSS, true};
+        default:
+            return {NNPLUG_CROSS_ENTROPY_LOSS_GRAD_LOG_PROB, NNPLUG_CROSS_ENTROPY_LOSS_GRAD_TARGET,
+                    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OUT, true};
+    }
+}
+
+// One launch of a class-axis op, planned once; its methods may run on several threads.
+class ClassOp {
+public:
+    explicit ClassOp(const nnplug_op_desc& desc) : call_(desc), slots_(class_slots(desc.op)) {
+        smoothing_ = static_cast<float>(nnplug_attr_f64(&desc, NNPLUG_ATTR_LABEL_SMOOTHING, 0.0));
+    }
+
+    const ClassCall& call() const { return call_; }
+    int32_t op() const { return call_.desc().op; }
+
+    // The weight of class c (1 without a weight operand).
+    float class_weight(int64_t c) const {
+        if (!call_.present(slots_.weight)) return 1.0f;
+        const nnplug_tensor& w = call_.operand(slots_.weight);
+        return call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight));
+    }
+    // A row's target weight: 0 for an ignored row.
+    float row_weight(int64_t row) const {
+        const int64_t t = call_.target(slots_.target, row);
+        return call_.ignored(t) ? 0.0f : class_weight(t);
+    }
+    // Sum over all classes of the weights (label smoothing's gradient needs it).
+    double all_class_weights() const {
+        double sum = 0;
+        for (int64_t c = 0; c < call_.classes(); ++c) sum += class_weight(c);
+        return sum;
+    }
+
+    // The row's loss and its weight (the mean's share of the divisor), writing what the row
+    // writes: logProb (CrossEntropyLoss), the unreduced loss, or the gradient row.
+    void nll_row(int64_t row, double& loss, double& weight) const;
+    void nll_backward_row(int64_t row, float grad_scale) const;
+    void cross_entropy_row(int64_t row, double& loss, double& weight) const;
+    void cross_entropy_grad_row(int64_t row, float grad_scale, float all_weights) const;
+
+    bool reduces() const { return call_.reduction() != NNPLUG_REDUCTION_NONE; }
+
+private:
+    ClassCall call_;
+    ClassSlots slots_;
+    float smoothing_ = 0;
+};
+
+inline void ClassOp::nll_row(int64_t row, double& loss, double& weight) const {
+    const int64_t t = call_.target(slots_.target, row);
+    float l = 0.0f, w = 0.0f;
+    if (!call_.ignored(t)) {
+        w = class_weight(t);
+        const float x =
+            call_.load(slots_.self, call_.row_start(slots_.self, row) + t * call_.class_stride(slots_.self));
+        l = -(w * x);
+    }
+    if (!reduces()) call_.store(slots_.out, call_.row_start(slots_.out, row), l);
+    loss = l;
+    weight = w;
+}
+
+inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
+    const int64_t t = call_.target(slots_.target, row);
+    const int64_t start = call_.row_start(slots_.out, row);
+    const int64_t stride = call_.class_stride(slots_.out);
+    for (int64_t c = 0; c < call_.classes(); ++c) call_.store(slots_.out, start + c * stride, 0.0f);
+    if (call_.ignored(t)) return;
+    float g = grad_scale;
+    if (!reduces()) {
+        const int slot = NNPLUG_NLL_LOSS_BACKWARD_GRAD_OUTPUT;
+        g = call_.load(slot, call_.row_start(slot, row));
+    }
+    call_.store(slots_.out, start + t * stride, -(class_weight(t) * g));
+}
+
+// log_softmax in one pass for the log-sum-exp (running max and sum together), a second to
+// write logProb; the loss from the logProb values as float32.
+inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight) const {
+    const int64_t in = call_.row_start(slots_.self, row), in_stride = call_.class_stride(slots_.self);
+    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
+    const int64_t lp = call_.row_start(lp_slot, row), lp_stride = call_.class_stride(lp_slot);
+    const int64_t classes = call_.classes();
+    float max = -INFINITY;
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+        const float x = call_.load(slots_.self, in + c * in_stride);
+        if (x > max) {
+            sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
+            max = x;
+        } else {
+            sum += std::exp(static_cast<double>(x) - max);
+        }
+    }
+    const float lse = static_cast<float>(max + std::log(sum));
+    const int64_t t = call_.target(slots_.target, row);
+    const bool counted = !call_.ignored(t);
+    double smooth = 0;
+    float target_lp = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+        const float value = call_.load(slots_.self, in + c * in_stride) - lse;
+        call_.store(lp_slot, lp + c * lp_stride, value);
+        if (c == t) target_lp = value;
+        if (smoothing_ > 0) smooth += static_cast<double>(class_weight(c)) * value;
+    }
+    const float w = counted ? class_weight(t) : 0.0f;
+    double l = 0;
+    if (counted)
+        l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) - smoothing_ / classes * smooth;
+    if (!reduces()) call_.store(slots_.out, call_.row_start(slots_.out, row), static_cast<float>(l));
+    loss = l;
+    weight = w;
+}
+
+inline void ClassOp::cross_entropy_grad_row(int64_t row, float grad_scale, float all_weights) const {
+    const int64_t lp = call_.row_start(slots_.self, row), lp_stride = call_.class_stride(slots_.self);
+    const int64_t out = call_.row_start(slots_.out, row), out_stride = call_.class_stride(slots_.out);
+    const int64_t t = call_.target(slots_.target, row);
+    const int64_t classes = call_.classes();
+    if (call_.ignored(t)) {
+        for (int64_t c = 0; c < classes; ++c) call_.store(slots_.out, out + c * out_stride, 0.0f);
+        return;
+    }
+    float g = grad_scale;
+    if (!reduces()) {
+        const int slot = NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS;
+        g = call_.load(slot, call_.row_start(slot, row));
+    }
+    const float nll = g * (1.0f - smoothing_) * class_weight(t);
+    const float smooth = g * (smoothing_ / static_cast<float>(classes));
+    for (int64_t c = 0; c < classes; ++c) {
+        const float p = std::exp(call_.load(slots_.self, lp + c * lp_stride));
+        float value = nll * (p - (c == t ? 1.0f : 0.0f));
+        if (smoothing_ > 0) value += smooth * (p * all_weights - class_weight(c));
+        call_.store(slots_.out, out + c * out_stride, value);
+    }
+}
+
+// Runs fn(row) for every row of chunk c, and the chunk's rows.
+template <typename Fn>
+void for_chunk_rows(const ClassCall& call, int64_t chunk, Fn&& fn) {
+    const int64_t begin = chunk * kClassRowChunk;
+    const int64_t end = std::min(call.rows(), begin + kClassRowChunk);
+    for (int64_t row = begin; row < end; ++row) fn(row);
+}
+
+// The first bad target's refusal, or empty: the lowest row, whatever the split.
+template <typename Parallel>
+std::string check_targets(const ClassCall& call, int target_slot, Parallel&& parallel) {
+    const int64_t chunks = call.chunks();
+    std::vector<int64_t> bad(static_cast<size_t>(chunks), -1);
+    parallel(chunks, [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c) {
+            const int64_t begin = c * kClassRowChunk;
+            bad[static_cast<size_t>(c)] =
+                call.first_bad_target(target_slot, begin, std::min(call.rows(), begin + kClassRowChunk));
+        }
+    });
+    for (const int64_t row : bad)
+        if (row >= 0) return call.bad_target_message(row, call.target(target_slot, row));
+    return {};
+}
+
+// The losses: per row (writing logProb and an unreduced loss), then the reduction and, for
+// NLLLoss, the total weight, from chunk partials.
+template <typename Parallel>
+void run_class_forward(const ClassOp& op, Parallel&& parallel) {
+    const ClassCall& call = op.call();
+    const ClassSlots slots = class_slots(op.op());
+    const bool cross_entropy = op.op() == NNPLUG_OP_CROSS_ENTROPY_LOSS;
+    const int64_t chunks = call.chunks();
+    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
+    parallel(chunks, [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c) {
+            double loss_sum = 0, weight_sum = 0;
+            for_chunk_rows(call, c, [&](int64_t row) {
+                double loss, weight;
+                if (cross_entropy)
+                    op.cross_entropy_row(row, loss, weight);
+                else
+                    op.nll_row(row, loss, weight);
+                loss_sum += loss;
+                weight_sum += weight;
+            });
+            losses[static_cast<size_t>(c)] = loss_sum;
+            weights[static_cast<size_t>(c)] = weight_sum;
+        }
+    });
+    if (!op.reduces()) return;
+    const double loss = pairwise_sum(losses.data(), chunks);
+    const double total = pairwise_sum(weights.data(), chunks);
+    const double value = call.reduction() == NNPLUG_REDUCTION_MEAN ? loss / total : loss;
+    call.store(slots.out, call.operand(slots.out).offset, static_cast<float>(value));
+    if (!cross_entropy)
+        call.store(NNPLUG_NLL_LOSS_TOTAL_WEIGHT, call.operand(NNPLUG_NLL_LOSS_TOTAL_WEIGHT).offset,
+                   static_cast<float>(total));
+}
+
+// The factor a reduced gradient applies to every row: gradOutput, divided for mean by the
+// total weight (NLLLoss: the one given; CrossEntropyLoss: the rows' own, summed here).
+template <typename Parallel>
+float class_grad_scale(const ClassOp& op, Parallel&& parallel) {
+    const ClassCall& call = op.call();
+    if (!op.reduces()) return 1.0f;
+    const bool nll = op.op() != NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD;
+    const int grad =
+        nll ? int{NNPLUG_NLL_LOSS_BACKWARD_GRAD_OUTPUT} : int{NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS};
+    const float scale = call.load(grad, call.operand(grad).offset);
+    if (call.reduction() != NNPLUG_REDUCTION_MEAN) return scale;
+    if (nll) {
+        const int total = NNPLUG_NLL_LOSS_BACKWARD_TOTAL_WEIGHT;
+        return scale / call.load(total, call.operand(total).offset);
+    }
+    std::vector<double> weights(static_cast<size_t>(call.chunks()));
+    parallel(call.chunks(), [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c) {
+            double sum = 0;
+            for_chunk_rows(call, c, [&](int64_t row) { sum += op.row_weight(row); });
+            weights[static_cast<size_t>(c)] = sum;
+        }
+    });
+    return static_cast<float>(scale / pairwise_sum(weights.data(), call.chunks()));
+}
+
+template <typename Parallel>
+void run_class_backward(const ClassOp& op, Parallel&& parallel) {
+    const ClassCall& call = op.call();
+    const bool nll = op.op() != NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD;
+    const float scale = class_grad_scale(op, parallel);
+    const float all_weights = nll ? 0.0f : static_cast<float>(op.all_class_weights());
+    parallel(call.chunks(), [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c)
+            for_chunk_rows(call, c, [&](int64_t row) {
+                if (nll)
+                    op.nll_backward_row(row, scale);
+                else
+                    op.cross_entropy_grad_row(row, scale, all_weights);
+            });
+    });
+}
+
+// Runs a class-axis op. parallel(count, body) calls body(begin, end) over [0, count) in any
+// split. Returns empty on success, else the refusal (one line); nothing is written then.
+template <typename Parallel>
+std::string run_class_op(const nnplug_op_desc& desc, Parallel&& parallel) {
+    const ClassOp op(desc);
+    if (!op.call().valid()) return "the descriptor has no class axis with classes";
+    std::string refusal = check_targets(op.call(), class_slots(desc.op).target, parallel);
+    if (!refusal.empty()) return refusal;
+    const bool backward = desc.op == NNPLUG_OP_NLL_LOSS_BACKWARD ||
+                          desc.op == NNPLUG_OP_NLL_LOSS_2D_BACKWARD ||
+                          desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD;
+    if (backward)
+        run_class_backward(op, parallel);
+    else
+        run_class_forward(op, parallel);
+    return {};
+}
+
+}  // namespace nnplug::common

@@ -1,0 +1,1 @@
+nnplug_add_op(cross_entropy_loss SOURCES cross_entropy_loss_ops.cpp)

@@ -1,7 +1,9 @@
-# Script mode: runs a CANN-style sample and compares the values it prints
-# ("result[i] is: %f") with the expected ones, allowing one unit of the last printed
-# digit (1e-6) for float32 rounding.
-#   cmake -DPROGRAM=<sample> -DEXPECTED=<v0,v1,...> -P check_sample_output.cmake
+# Script mode: runs a CANN-style sample and compares the values it prints (every number
+# printed with %f, in order: "result[i] is: %f", or a list such as "[%f, %f, ]") with the
+# expected ones, allowing one unit of the last printed digit (1e-6) for float32 rounding.
+# EXPECTED=FAILS: the sample must fail cleanly instead, exiting with a status (not a signal)
+# after printing its "... failed. ERROR: <code>" line, as for a call nnplug refuses.
+#   cmake -DPROGRAM=<sample> -DEXPECTED=<v0,v1,...|FAILS> -P check_sample_output.cmake
 
 # "%f" text to an integer count of 1e-6 units.
 function(to_micro text out)
@@ -19,11 +21,18 @@ function(to_micro text out)
 endfunction()
 
 execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE output ERROR_VARIABLE errors RESULT_VARIABLE status)
+if(EXPECTED STREQUAL "FAILS")
+  if(status EQUAL 0 OR NOT status MATCHES "^[0-9]+$" OR NOT output MATCHES "failed\\. ERROR: [0-9]+")
+    message(FATAL_ERROR "${PROGRAM} should fail with its ERROR line, but exited with ${status}:\n${output}${errors}")
+  endif()
+  message(STATUS "${PROGRAM}: failed cleanly as expected (exit ${status})")
+  return()
+endif()
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} exited with ${status}:\n${output}${errors}")
 endif()
 string(REPLACE "," ";" expected "${EXPECTED}")
-string(REGEX MATCHALL "result\\[[0-9]+\\] is: [^\n]*" lines "${output}")
+string(REGEX MATCHALL "-?[0-9]+\\.[0-9][0-9][0-9][0-9][0-9][0-9]" lines "${output}")
 list(LENGTH expected expected_count)
 list(LENGTH lines printed_count)
 if(NOT printed_count EQUAL expected_count)
@@ -32,17 +41,13 @@ endif()
 set(failures "")
 math(EXPR last "${expected_count} - 1")
 foreach(i RANGE ${last})
-  list(GET lines ${i} line)
+  list(GET lines ${i} got)
   list(GET expected ${i} want)
-  if(NOT line MATCHES "^result\\[${i}\\] is: (.*)$")
-    message(FATAL_ERROR "line ${i} is '${line}', expected result[${i}]")
-  endif()
-  set(got "${CMAKE_MATCH_1}")
   to_micro("${got}" got_micro)
   to_micro("${want}" want_micro)
   math(EXPR difference "${got_micro} - ${want_micro}")
   if(difference GREATER 1 OR difference LESS -1)
-    string(APPEND failures "  result[${i}] is ${got}, expected ${want}\n")
+    string(APPEND failures "  value ${i} is ${got}, expected ${want}\n")
   endif()
 endforeach()
 if(failures)

@@ -175,12 +175,22 @@ aclError Runtime::malloc_device(void** pointer, size_t bytes) {
                        kMaxAllocationBytes);
         return ACL_ERROR_BAD_ALLOC;
     }
+    // CANN's runtime rounds a size up to a multiple of 32 bytes and adds 32; programs written
+    // for it (CANN's own samples among them) read views that reach into that padding. It is
+    // zeroed, so such a read is deterministic.
+    const size_t padded = (bytes + 31) / 32 * 32 + 32;
     const int32_t device = current_device();
-    const nnplug_status status = device_table().malloc(context(device), bytes, pointer);
+    nnplug_status status = device_table().malloc(context(device), padded, pointer);
     if (status != NNPLUG_OK) return fail_from_backend("aclrtMalloc", status);
+    status = device_table().memset(context(device), static_cast<char*>(*pointer) + bytes, 0, padded - bytes);
+    if (status != NNPLUG_OK) {
+        device_table().free(context(device), *pointer);
+        *pointer = nullptr;
+        return fail_from_backend("aclrtMalloc", status);
+    }
     if (!allocations_.empty()) {
         std::lock_guard lock(memory_mutex_);
-        allocations_[static_cast<size_t>(device)][reinterpret_cast<uintptr_t>(*pointer)] = bytes;
+        allocations_[static_cast<size_t>(device)][reinterpret_cast<uintptr_t>(*pointer)] = padded;
     }
     return ACL_SUCCESS;
 }

@@ -111,21 +111,25 @@ TEST_F(Misuse, MemsetOrCopyPastAnAllocationIsRefusedAndNothingWritten) {
 
     EXPECT_EQ(aclrtMemset(block, 4096, 0, 4096), ACL_ERROR_INVALID_PARAM);
     EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemset") == 0) << aclGetRecentErrMsg();
-    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 32, 64, 0, 33), ACL_ERROR_INVALID_PARAM);
+    // A 64-byte request is a 96-byte block (CANN's padding: a multiple of 32, plus 32).
+    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 64, 64, 0, 33), ACL_ERROR_INVALID_PARAM);
     EXPECT_EQ(aclrtMemcpy(block, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE),
               ACL_ERROR_INVALID_PARAM);
     EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemcpy: dst ") == 0) << aclGetRecentErrMsg();
     EXPECT_EQ(aclrtMemcpy(host.data(), 4096, block, 4096, ACL_MEMCPY_DEVICE_TO_HOST),
               ACL_ERROR_INVALID_PARAM);
     EXPECT_TRUE(std::string(aclGetRecentErrMsg()).find("aclrtMemcpy: src ") == 0) << aclGetRecentErrMsg();
-    EXPECT_EQ(aclrtMemcpy(neighbour, 128, block, 128, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMemcpy(neighbour, 97, block, 97, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
     EXPECT_EQ(aclrtMemcpyAsync(block, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, nullptr),
               ACL_ERROR_INVALID_PARAM);
     EXPECT_EQ(aclrtMemset(host.data(), 64, 0, 64), ACL_ERROR_INVALID_PARAM) << "not an aclrtMalloc block";
     EXPECT_EQ(host, std::vector<uint8_t>(4096, 0x11));
 
-    // What fits is done; the neighbour was never touched.
-    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 32, 32, 0, 32), ACL_SUCCESS) << aclGetRecentErrMsg();
+    // What fits is done, the padding included, which aclrtMalloc zeroed; the neighbour was never
+    // touched.
+    EXPECT_EQ(aclrtMemcpy(host.data(), 96, block, 96, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(std::vector<uint8_t>(host.begin() + 64, host.begin() + 96), std::vector<uint8_t>(32, 0));
+    EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 64, 32, 0, 32), ACL_SUCCESS) << aclGetRecentErrMsg();
     EXPECT_EQ(aclrtMemcpy(host.data(), 64, neighbour, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     EXPECT_EQ(std::vector<uint8_t>(host.begin(), host.begin() + 64), std::vector<uint8_t>(64, 0x5a));
     EXPECT_EQ(aclrtFree(block), ACL_SUCCESS);

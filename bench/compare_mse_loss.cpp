@@ -6,38 +6,20 @@
 #include <acl/acl.h>
 #include <aclnnop/aclnn_mse_loss.h>
 #include <aclnnop/aclnn_mse_loss_backward.h>
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/partitioner.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "stream_triad.h"
+#include "side_by_side.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-template <typename Fn>
-double seconds_per_call(Fn&& fn, double min_seconds) {
-    int64_t calls = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-        fn();
-        ++calls;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
-    return elapsed / static_cast<double>(calls);
-}
+using nnplug::bench::seconds_per_call;
 
 size_t dtype_bytes(aclDataType dtype) {
     return dtype == ACL_FLOAT ? 4 : 2;
@@ -108,34 +90,6 @@ struct MseCall {
     }
 };
 
-class Triad {
-public:
-    Triad(int threads, int64_t n)
-        : arena_(threads),
-          threads_(threads),
-          a_(static_cast<size_t>(n)),
-          b_(a_.size(), 1),
-          c_(a_.size(), 2) {}
-    void run() {
-        const int64_t n = static_cast<int64_t>(a_.size());
-        if (threads_ == 1 || n <= 16384)
-            return nnplug::bench::triad_range(a_.data(), b_.data(), c_.data(), 3, 0, n);
-        arena_.execute([&] {
-            tbb::parallel_for(
-                tbb::blocked_range<int64_t>(0, n, 16384),
-                [&](const tbb::blocked_range<int64_t>& r) {
-                    nnplug::bench::triad_range(a_.data(), b_.data(), c_.data(), 3, r.begin(), r.end());
-                },
-                tbb::static_partitioner());
-        });
-    }
-
-private:
-    tbb::task_arena arena_;
-    int threads_;
-    std::vector<float> a_, b_, c_;
-};
-
 int run_main(int argc, char** argv) {
     CLI::App app{"aclnnMseLoss and its backward against the memory bandwidth (triad), side by side"};
     int threads = 0, reps = 5;
@@ -152,7 +106,7 @@ int run_main(int argc, char** argv) {
     std::printf("%-28s %-9s %10s %12s %11s %11s %12s\n", "op", "dtype", "elements", "us/call", "GB/s",
                 "triad GB/s", "nnplug/triad");
     for (const int64_t n : sizes) {
-        Triad triad(threads, n);
+        nnplug::bench::ParallelTriad triad(threads, n);
         for (const aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
             for (const auto& [backward, reduction] :
                  {std::pair{false, 0}, std::pair{false, 1}, std::pair{true, 0}}) {
@@ -167,8 +121,7 @@ int run_main(int argc, char** argv) {
                     best = std::min(best, seconds_per_call([&] { call.call(); }, 0.05));
                 }
                 const double gbs = static_cast<double>(call.bytes()) / best * 1e-9;
-                const double triad_gbs =
-                    static_cast<double>(n * nnplug::bench::kTriadBytesPerElement) / best_triad * 1e-9;
+                const double triad_gbs = triad.bytes_per_second(best_triad) * 1e-9;
                 const std::string op = std::string(backward ? "aclnnMseLossBackward" : "aclnnMseLoss") +
                                        (reduction == 1 ? " mean" : " none");
                 std::printf("%-28s %-9s %10lld %12.2f %11.2f %11.2f %12.2f\n", op.c_str(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "class_rows.h"
+#include "class_rows_tile.h"
 #include "pairwise_sum.h"
 
 namespace nnplug::common {
@@ -52,17 +53,23 @@ class ClassOp {
 public:
     explicit ClassOp(const nnplug_op_desc& desc) : call_(desc), slots_(class_slots(desc.op)) {
         smoothing_ = static_cast<float>(nnplug_attr_f64(&desc, NNPLUG_ATTR_LABEL_SMOOTHING, 0.0));
+        if (!call_.valid()) return;
+        if (call_.present(slots_.weight)) {
+            const nnplug_tensor& w = call_.operand(slots_.weight);
+            for (int64_t c = 0; c < call_.classes(); ++c)
+                weights_.push_back(call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight)));
+        }
+        const int lp = desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS ? int{NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB} : slots_.out;
+        vector_rows_ = (desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS || desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) &&
+                       call_.class_stride(slots_.self) == 1 && call_.class_stride(lp) == 1 &&
+                       call_.operand(slots_.self).dtype == call_.operand(lp).dtype;
     }
 
     const ClassCall& call() const { return call_; }
     int32_t op() const { return call_.desc().op; }
 
     // The weight of class c (1 without a weight operand).
-    float class_weight(int64_t c) const {
-        if (!call_.present(slots_.weight)) return 1.0f;
-        const nnplug_tensor& w = call_.operand(slots_.weight);
-        return call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight));
-    }
+    float class_weight(int64_t c) const { return weights_.empty() ? 1.0f : weights_[static_cast<size_t>(c)]; }
     // A row's target weight: 0 for an ignored row.
     float row_weight(int64_t row) const {
         const int64_t t = call_.target(slots_.target, row);
@@ -74,6 +81,8 @@ public:
         for (int64_t c = 0; c < call_.classes(); ++c) sum += class_weight(c);
         return sum;
     }
+    // The weights as a dense float32 array, or null when the op has none.
+    const float* dense_weights() const { return weights_.empty() ? nullptr : weights_.data(); }
 
     // The row's loss and its weight (the mean's share of the divisor), writing what the row
     // writes: logProb (CrossEntropyLoss), the unreduced loss, or the gradient row.
@@ -85,10 +94,27 @@ public:
     bool reduces() const { return call_.reduction() != NNPLUG_REDUCTION_NONE; }
 
 private:
+    // log_softmax of a row and the loss's sums: the vector row kernels on contiguous rows.
+    float vector_log_softmax(int64_t row, int64_t target, double& smooth) const;
+
     ClassCall call_;
     ClassSlots slots_;
     float smoothing_ = 0;
+    std::vector<float> weights_;  // dense, one per class; empty without a weight operand
+    bool vector_rows_ = false;    // the cross-entropy rows are contiguous, in one dtype
 };
+
+inline float ClassOp::vector_log_softmax(int64_t row, int64_t target, double& smooth) const {
+    const nnplug_tensor& in = call_.operand(slots_.self);
+    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
+    const char* x = sdk::element_address(in, call_.row_start(slots_.self, row));
+    simd::LseState state;
+    simd::lse_update(x, in.dtype, call_.classes(), state);
+    const float lse = state.value();
+    void* lp = sdk::element_address_mutable(call_.operand(lp_slot), call_.row_start(lp_slot, row));
+    smooth = simd::log_softmax_row(x, in.dtype, call_.classes(), lse, lp, dense_weights(), smoothing_ > 0);
+    return call_.in_range(target) ? load_as_f32(x, in.dtype, target) - lse : 0.0f;
+}
 
 inline void ClassOp::nll_row(int64_t row, double& loss, double& weight) const {
     const int64_t t = call_.target(slots_.target, row);
@@ -121,36 +147,40 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
 // log_softmax in one pass for the log-sum-exp (running max and sum together), a second to
 // write logProb; the loss from the logProb values as float32.
 inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight) const {
-    const int64_t in = call_.row_start(slots_.self, row), in_stride = call_.class_stride(slots_.self);
-    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
-    const int64_t lp = call_.row_start(lp_slot, row), lp_stride = call_.class_stride(lp_slot);
-    const int64_t classes = call_.classes();
-    float max = -INFINITY;
-    double sum = 0;
-    for (int64_t c = 0; c < classes; ++c) {
-        const float x = call_.load(slots_.self, in + c * in_stride);
-        if (x > max) {
-            sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
-            max = x;
-        } else {
-            sum += std::exp(static_cast<double>(x) - max);
-        }
-    }
-    const float lse = static_cast<float>(max + std::log(sum));
     const int64_t t = call_.target(slots_.target, row);
     const bool counted = !call_.ignored(t);
     double smooth = 0;
     float target_lp = 0;
-    for (int64_t c = 0; c < classes; ++c) {
-        const float value = call_.load(slots_.self, in + c * in_stride) - lse;
-        call_.store(lp_slot, lp + c * lp_stride, value);
-        if (c == t) target_lp = value;
-        if (smoothing_ > 0) smooth += static_cast<double>(class_weight(c)) * value;
+    if (vector_rows_) {
+        target_lp = vector_log_softmax(row, t, smooth);
+    } else {
+        const int64_t in = call_.row_start(slots_.self, row), in_stride = call_.class_stride(slots_.self);
+        const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
+        const int64_t lp = call_.row_start(lp_slot, row), lp_stride = call_.class_stride(lp_slot);
+        float max = -INFINITY;
+        double sum = 0;
+        for (int64_t c = 0; c < call_.classes(); ++c) {
+            const float x = call_.load(slots_.self, in + c * in_stride);
+            if (x > max) {
+                sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
+                max = x;
+            } else {
+                sum += std::exp(static_cast<double>(x) - max);
+            }
+        }
+        const float lse = static_cast<float>(max + std::log(sum));
+        for (int64_t c = 0; c < call_.classes(); ++c) {
+            const float value = call_.load(slots_.self, in + c * in_stride) - lse;
+            call_.store(lp_slot, lp + c * lp_stride, value);
+            if (c == t) target_lp = value;
+            if (smoothing_ > 0) smooth += static_cast<double>(class_weight(c)) * value;
+        }
     }
     const float w = counted ? class_weight(t) : 0.0f;
     double l = 0;
     if (counted)
-        l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) - smoothing_ / classes * smooth;
+        l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) -
+            smoothing_ / static_cast<double>(call_.classes()) * smooth;
     if (!reduces()) call_.store(slots_.out, call_.row_start(slots_.out, row), static_cast<float>(l));
     loss = l;
     weight = w;
@@ -172,6 +202,17 @@ inline void ClassOp::cross_entropy_grad_row(int64_t row, float grad_scale, float
     }
     const float nll = g * (1.0f - smoothing_) * class_weight(t);
     const float smooth = g * (smoothing_ / static_cast<float>(classes));
+    if (vector_rows_) {
+        // nll (p - [c = t]) + smooth (p W - w[c]) = (nll + smooth W) p - smooth w[c], less nll at t.
+        const nnplug_tensor& in = call_.operand(slots_.self);
+        const char* x = sdk::element_address(in, lp);
+        const float a = nll + smooth * all_weights;
+        void* into = sdk::element_address_mutable(call_.operand(slots_.out), out);
+        simd::cross_entropy_grad_row(x, in.dtype, classes, a, smooth, dense_weights(), into);
+        const float p = std::exp(load_as_f32(x, in.dtype, t));
+        call_.store(slots_.out, out + t, a * p - smooth * class_weight(t) - nll);
+        return;
+    }
     for (int64_t c = 0; c < classes; ++c) {
         const float p = std::exp(call_.load(slots_.self, lp + c * lp_stride));
         float value = nll * (p - (c == t ? 1.0f : 0.0f));

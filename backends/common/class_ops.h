@@ -93,7 +93,25 @@ public:
 
     bool reduces() const { return call_.reduction() != NNPLUG_REDUCTION_NONE; }
 
+    // Whether rows [begin, end) go through the vector row-block kernels at once.
+    bool vector_chunks() const { return vector_rows_ && call_.rows_strided(); }
+    // The same as cross_entropy_row / cross_entropy_grad_row for each row of [begin, end)
+    // (at most kClassRowChunk rows), with the vector row-block kernels.
+    void cross_entropy_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const;
+    void cross_entropy_grad_chunk(int64_t begin, int64_t end, float grad_scale, float all_weights) const;
+    void chunk_targets(int64_t begin, int64_t end, int64_t* targets) const;
+
 private:
+    simd::RowBlock row_block(int in_slot, int out_slot, int64_t begin, int64_t end) const {
+        return {sdk::element_address(call_.operand(in_slot), call_.row_start(in_slot, begin)),
+                call_.row_stride(in_slot),
+                sdk::element_address_mutable(call_.operand(out_slot), call_.row_start(out_slot, begin)),
+                call_.row_stride(out_slot),
+                call_.operand(in_slot).dtype,
+                end - begin,
+                call_.classes()};
+    }
+
     // log_softmax of a row and the loss's sums: the vector row kernels on contiguous rows.
     float vector_log_softmax(int64_t row, int64_t target, double& smooth) const;
 
@@ -186,6 +204,61 @@ inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight
     weight = w;
 }
 
+// Targets of rows [begin, end) of a strided call, -1 for an ignored row.
+inline void ClassOp::chunk_targets(int64_t begin, int64_t end, int64_t* targets) const {
+    const int64_t start = call_.row_start(slots_.target, begin), stride = call_.row_stride(slots_.target);
+    for (int64_t row = begin; row < end; ++row) {
+        const int64_t t = call_.target_at(slots_.target, start + (row - begin) * stride);
+        targets[row - begin] = call_.ignored(t) ? -1 : t;
+    }
+}
+
+inline void ClassOp::cross_entropy_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const {
+    float lse[kClassRowChunk];
+    double smooth[kClassRowChunk];
+    int64_t targets[kClassRowChunk];
+    chunk_targets(begin, end, targets);
+    const simd::RowBlock rows = row_block(slots_.self, NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB, begin, end);
+    simd::log_softmax_rows(rows, dense_weights(), smoothing_ > 0, lse, smooth);
+    const int64_t in = call_.row_start(slots_.self, begin), in_row = call_.row_start(slots_.self, begin + 1) - in;
+    const int64_t out = call_.row_start(slots_.out, begin), out_row = call_.row_stride(slots_.out);
+    const int64_t stride = call_.class_stride(slots_.self);
+    for (int64_t r = 0; r < end - begin; ++r) {
+        const int64_t t = targets[r];
+        double l = 0;
+        float w = 0;
+        if (t >= 0) {
+            w = class_weight(t);
+            const float target_lp = call_.load(slots_.self, in + r * in_row + t * stride) - lse[r];
+            l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) -
+                smoothing_ / static_cast<double>(call_.classes()) * smooth[r];
+        }
+        if (!reduces()) call_.store(slots_.out, out + r * out_row, static_cast<float>(l));
+        loss_sum += l;
+        weight_sum += w;
+    }
+}
+
+inline void ClassOp::cross_entropy_grad_chunk(int64_t begin, int64_t end, float grad_scale,
+                                              float all_weights) const {
+    float a[kClassRowChunk], b[kClassRowChunk], nll[kClassRowChunk];
+    int64_t targets[kClassRowChunk];
+    chunk_targets(begin, end, targets);
+    const float smooth = smoothing_ / static_cast<float>(call_.classes());
+    const int grad_slot = NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS;
+    const int64_t grad = reduces() ? 0 : call_.row_start(grad_slot, begin);
+    const int64_t grad_row = reduces() ? 0 : call_.row_stride(grad_slot);
+    for (int64_t r = 0; r < end - begin; ++r) {
+        const float g = reduces() ? grad_scale : call_.load(grad_slot, grad + r * grad_row);
+        const int64_t t = targets[r];
+        nll[r] = t >= 0 ? g * (1.0f - smoothing_) * class_weight(t) : 0.0f;
+        a[r] = nll[r] + g * smooth * all_weights;
+        b[r] = g * smooth;
+    }
+    simd::cross_entropy_grad_rows(row_block(slots_.self, slots_.out, begin, end), {a, b, nll, targets},
+                                  dense_weights());
+}
+
 inline void ClassOp::cross_entropy_grad_row(int64_t row, float grad_scale, float all_weights) const {
     const int64_t lp = call_.row_start(slots_.self, row), lp_stride = call_.class_stride(slots_.self);
     const int64_t out = call_.row_start(slots_.out, row), out_stride = call_.class_stride(slots_.out);
@@ -258,6 +331,13 @@ void run_class_forward(const ClassOp& op, Parallel&& parallel) {
     parallel(chunks, [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             double loss_sum = 0, weight_sum = 0;
+            if (cross_entropy && op.vector_chunks()) {
+                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), loss_sum,
+                                       weight_sum);
+                losses[static_cast<size_t>(c)] = loss_sum;
+                weights[static_cast<size_t>(c)] = weight_sum;
+                continue;
+            }
             for_chunk_rows(call, c, [&](int64_t row) {
                 double loss, weight;
                 if (cross_entropy)
@@ -314,13 +394,19 @@ void run_class_backward(const ClassOp& op, Parallel&& parallel) {
     const float scale = class_grad_scale(op, parallel);
     const float all_weights = nll ? 0.0f : static_cast<float>(op.all_class_weights());
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
-        for (int64_t c = first; c < last; ++c)
+        for (int64_t c = first; c < last; ++c) {
+            if (!nll && op.vector_chunks()) {
+                op.cross_entropy_grad_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), scale,
+                                            all_weights);
+                continue;
+            }
             for_chunk_rows(call, c, [&](int64_t row) {
                 if (nll)
                     op.nll_backward_row(row, scale);
                 else
                     op.cross_entropy_grad_row(row, scale, all_weights);
             });
+        }
     });
 }
 

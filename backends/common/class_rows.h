@@ -31,6 +31,13 @@ public:
             row_dim_of_[row_ndim_++] = k;
             rows_ *= desc.dims[k];
         }
+        int spread = 0;  // row dims of more than one row
+        for (int32_t k = 0; k < row_ndim_; ++k)
+            if (row_dims_[k] > 1) {
+                ++spread;
+                strided_dim_ = row_dim_of_[k];
+            }
+        if (spread > 1) strided_dim_ = -2;
         const nnplug_attr* ignore = nnplug_find_attr(&desc, NNPLUG_ATTR_IGNORE_INDEX);
         has_ignore_ = ignore != nullptr && ignore->type == NNPLUG_ATTR_I64;
         ignore_ = has_ignore_ ? ignore->value.i64 : 0;
@@ -51,6 +58,7 @@ public:
     int64_t row_start(int slot, int64_t row) const {
         const nnplug_tensor& t = desc_.operands[slot];
         if (t.flags & NNPLUG_OPERAND_REDUCED) return t.offset;
+        if (strided_dim_ >= -1) return t.offset + (strided_dim_ >= 0 ? row * t.strides[strided_dim_] : 0);
         int64_t element = t.offset;
         for (int32_t k = row_ndim_ - 1; k >= 0; --k) {
             const int64_t dim = row_dims_[k];
@@ -60,6 +68,11 @@ public:
         return element;
     }
 
+    // Whether the rows lie along at most one dim (an (N, C) call): row r of an operand then
+    // starts at row_start(slot, 0) + r * row_stride(slot).
+    bool rows_strided() const { return strided_dim_ >= -1; }
+    int64_t row_stride(int slot) const { return strided_dim_ >= 0 ? desc_.operands[slot].strides[strided_dim_] : 0; }
+
     float load(int slot, int64_t element) const {
         return load_as_f32(desc_.operands[slot].data, desc_.operands[slot].dtype, element);
     }
@@ -67,9 +80,10 @@ public:
         store_from_f32(desc_.operands[slot].data, desc_.operands[slot].dtype, element, value);
     }
     // The class index the target at `slot` holds for row `row`, as an int64.
-    int64_t target(int slot, int64_t row) const {
+    int64_t target(int slot, int64_t row) const { return target_at(slot, row_start(slot, row)); }
+    // The class index at element `element` of the target at `slot`.
+    int64_t target_at(int slot, int64_t element) const {
         const nnplug_tensor& t = desc_.operands[slot];
-        const int64_t element = row_start(slot, row);
         switch (t.dtype) {
             case NNPLUG_DTYPE_I32:
                 return static_cast<const int32_t*>(t.data)[element];
@@ -114,6 +128,7 @@ private:
     int64_t row_dims_[NNPLUG_MAX_DIMS] = {};
     int32_t row_dim_of_[NNPLUG_MAX_DIMS] = {};
     int32_t row_ndim_ = 0;
+    int32_t strided_dim_ = -1;  // the one row dim of several rows (-1: none; -2: several such dims)
     bool has_ignore_ = false;
     int64_t ignore_ = 0;
     int64_t reduction_ = NNPLUG_REDUCTION_NONE;

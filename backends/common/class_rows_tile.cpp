@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "bce_with_logits-inl.h"
 #include "class_rows_tile.h"
@@ -67,27 +68,167 @@ HWY_INLINE void block_lse(const Raw<Dtype>* x, size_t n, float& max, double& sum
     sum = s;
 }
 
+// Adds a row's blocks to state (LseState: the running max and sum).
+template <int32_t Dtype>
+HWY_INLINE void lse_row(const Raw<Dtype>* row, int64_t count, LseState& state) {
+    for (int64_t begin = 0; begin < count; begin += kLseBlock) {
+        const size_t n = static_cast<size_t>(std::min<int64_t>(kLseBlock, count - begin));
+        float m;
+        double s;
+        block_lse<Dtype>(row + begin, n, m, s);
+        if (std::isnan(m) || std::isnan(state.max)) {
+            state.max = std::numeric_limits<float>::quiet_NaN();
+            state.sum = std::numeric_limits<double>::quiet_NaN();
+        } else if (m > state.max) {
+            state.sum = state.sum * std::exp(static_cast<double>(state.max) - m) + s;
+            state.max = m;
+        } else if (s > 0) {
+            state.sum += s * std::exp(static_cast<double>(m) - state.max);
+        }
+    }
+}
+
+template <int32_t Dtype>
+HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dtype>* into, const float* weights,
+                              bool want_sum) {
+    const DF d;
+    const size_t lanes = hn::Lanes(d), full = n / lanes * lanes;
+    const auto vl = hn::Set(d, lse);
+    auto acc = hn::Zero(d);
+    for (size_t i = 0; i < full; i += lanes) {
+        const auto lp = hn::Sub(load<Dtype>(d, in + i), vl);
+        store<Dtype, false>(d, lp, into + i);
+        if (want_sum) acc = hn::Add(acc, weights != nullptr ? hn::Mul(hn::LoadU(d, weights + i), lp) : lp);
+    }
+    double total = want_sum ? static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc))) : 0.0;
+    for (size_t i = full; i < n; ++i) {
+        const float lp = load_one<Dtype>(in + i) - lse;
+        store_from_f32(into, Dtype, static_cast<int64_t>(i), lp);
+        if (want_sum) total += static_cast<double>(weights != nullptr ? weights[i] * lp : lp);
+    }
+    return total;
+}
+
+template <int32_t Dtype>
+HWY_INLINE void grad_row(const Raw<Dtype>* in, size_t n, float a, float b, const float* weights, Raw<Dtype>* into) {
+    const DF d;
+    const size_t lanes = hn::Lanes(d), full = n / lanes * lanes;
+    const auto va = hn::Set(d, a), vb = hn::Set(d, b);
+    for (size_t i = 0; i < full; i += lanes) {
+        const auto p = exp_any(d, load<Dtype>(d, in + i));
+        const auto w = weights != nullptr ? hn::Mul(vb, hn::LoadU(d, weights + i)) : vb;
+        store<Dtype, false>(d, hn::Sub(hn::Mul(va, p), w), into + i);
+    }
+    for (size_t i = full; i < n; ++i) {
+        const float p = std::exp(load_one<Dtype>(in + i));
+        store_from_f32(into, Dtype, static_cast<int64_t>(i), a * p - (weights != nullptr ? b * weights[i] : b));
+    }
+}
+
+// Short rows go through the vector lanes side by side: a block of as many rows as a vector
+// has lanes is transposed into columns (one vector per class) in L1, so every operation
+// covers one class of `lanes` rows at once.
+constexpr size_t kColumnsMax = 32;  // rows of at most this many classes
+
+template <int32_t Dtype>
+HWY_INLINE float element(const Raw<Dtype>* p) {
+    if constexpr (Dtype == NNPLUG_DTYPE_F32)
+        return *p;
+    else if constexpr (Dtype == NNPLUG_DTYPE_BF16)
+        return bf16_to_f32(*p);
+    else
+        return f16_to_f32(*p);
+}
+
+// cols[c * lanes + r] = row r's class c, for r < rows; the lanes past rows get `pad`.
+template <int32_t Dtype>
+HWY_INLINE void columns_in(const Raw<Dtype>* in, int64_t stride, size_t rows, size_t n, float pad, float* cols) {
+    const size_t lanes = hn::Lanes(DF());
+    for (size_t r = 0; r < lanes; ++r)
+        for (size_t c = 0; c < n; ++c) cols[c * lanes + r] = r < rows ? element<Dtype>(in + r * stride + c) : pad;
+}
+
+template <int32_t Dtype>
+HWY_INLINE void columns_out(const float* cols, size_t rows, size_t n, Raw<Dtype>* into, int64_t stride) {
+    const size_t lanes = hn::Lanes(DF());
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < n; ++c) store_from_f32(into + r * stride, Dtype, static_cast<int64_t>(c), cols[c * lanes + r]);
+}
+
+// log_softmax of up to `lanes` short rows at once; false (nothing written) when a row holds
+// NaN or an infinite maximum, which the per-row path's IEEE rules take.
+template <int32_t Dtype>
+HWY_INLINE bool columns_log_softmax(const RowBlock& rows, int64_t first, size_t count, const float* weights,
+                                    bool want_sum, float* lse, double* sums) {
+    const DF d;
+    const size_t lanes = hn::Lanes(d), n = static_cast<size_t>(rows.classes);
+    HWY_ALIGN float cols[kColumnsMax * kMaxLanes] = {};
+    const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + first * rows.in_stride;
+    columns_in<Dtype>(in, rows.in_stride, count, n, 0.0f, cols);
+    auto vmax = hn::Load(d, cols);
+    for (size_t c = 1; c < n; ++c) vmax = hn::Max(vmax, hn::Load(d, cols + c * lanes));
+    if (!hn::AllTrue(d, hn::IsFinite(vmax))) return false;
+    auto vsum = hn::Zero(d);
+    for (size_t c = 0; c < n; ++c) vsum = hn::Add(vsum, exp_any(d, hn::Sub(hn::Load(d, cols + c * lanes), vmax)));
+    const auto vlse = hn::Add(vmax, log_normal(d, vsum));  // the sum is in [1, n]
+    auto acc = hn::Zero(d);
+    for (size_t c = 0; c < n; ++c) {
+        const auto lp = hn::Sub(hn::Load(d, cols + c * lanes), vlse);
+        hn::Store(lp, d, cols + c * lanes);
+        if (want_sum) acc = hn::Add(acc, weights != nullptr ? hn::Mul(hn::Set(d, weights[c]), lp) : lp);
+    }
+    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride, rows.out_stride);
+    HWY_ALIGN float lse_lanes[kMaxLanes], sum_lanes[kMaxLanes];
+    hn::Store(vlse, d, lse_lanes);
+    hn::Store(acc, d, sum_lanes);
+    for (size_t r = 0; r < count; ++r) {
+        lse[first + static_cast<int64_t>(r)] = lse_lanes[r];
+        sums[first + static_cast<int64_t>(r)] = want_sum ? sum_lanes[r] : 0.0;
+    }
+    return true;
+}
+
+// The gradient of up to `lanes` short rows at once, the target's element and ignored rows
+// (target -1) included.
+template <int32_t Dtype>
+HWY_INLINE void columns_grad(const RowBlock& rows, int64_t first, size_t count, const GradRows& g,
+                             const float* weights) {
+    const DF d;
+    const hn::RebindToSigned<DF> di;
+    const size_t lanes = hn::Lanes(d), n = static_cast<size_t>(rows.classes);
+    HWY_ALIGN float cols[kColumnsMax * kMaxLanes] = {};
+    HWY_ALIGN float a[kMaxLanes] = {}, b[kMaxLanes] = {}, nll[kMaxLanes] = {};
+    HWY_ALIGN int32_t target[kMaxLanes];
+    for (size_t r = 0; r < lanes; ++r) {
+        const size_t row = static_cast<size_t>(first) + r;
+        const bool live = r < count && g.target[row] >= 0;
+        a[r] = live ? g.a[row] : 0.0f;
+        b[r] = live ? g.b[row] : 0.0f;
+        nll[r] = live ? g.nll[row] : 0.0f;
+        target[r] = live ? static_cast<int32_t>(g.target[row]) : -1;
+    }
+    const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + first * rows.in_stride;
+    columns_in<Dtype>(in, rows.in_stride, count, n, 0.0f, cols);
+    const auto va = hn::Load(d, a), vb = hn::Load(d, b), vnll = hn::Load(d, nll);
+    const auto vt = hn::Load(di, target);
+    const auto ignored = hn::RebindMask(d, hn::Lt(vt, hn::Zero(di)));
+    for (size_t c = 0; c < n; ++c) {
+        const auto p = exp_any(d, hn::Load(d, cols + c * lanes));
+        const auto w = weights != nullptr ? hn::Set(d, weights[c]) : hn::Set(d, 1.0f);
+        auto v = hn::Sub(hn::Mul(va, p), hn::Mul(vb, w));
+        const auto at_target = hn::RebindMask(d, hn::Eq(vt, hn::Set(di, static_cast<int32_t>(c))));
+        v = hn::IfThenElse(at_target, hn::Sub(v, vnll), v);
+        hn::Store(hn::IfThenZeroElse(ignored, v), d, cols + c * lanes);
+    }
+    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride, rows.out_stride);
+}
+
 }  // namespace
 
 void LseUpdate(const void* x, int32_t dtype, int64_t count, LseState& state) {
     with_dtype(dtype, [&](auto type) {
         constexpr int32_t Dtype = decltype(type)::value;
-        const auto* row = static_cast<const Raw<Dtype>*>(x);
-        for (int64_t begin = 0; begin < count; begin += kLseBlock) {
-            const size_t n = static_cast<size_t>(std::min<int64_t>(kLseBlock, count - begin));
-            float m;
-            double s;
-            block_lse<Dtype>(row + begin, n, m, s);
-            if (std::isnan(m) || std::isnan(state.max)) {
-                state.max = std::numeric_limits<float>::quiet_NaN();
-                state.sum = std::numeric_limits<double>::quiet_NaN();
-            } else if (m > state.max) {
-                state.sum = state.sum * std::exp(static_cast<double>(state.max) - m) + s;
-                state.max = m;
-            } else if (s > 0) {
-                state.sum += s * std::exp(static_cast<double>(m) - state.max);
-            }
-        }
+        lse_row<Dtype>(static_cast<const Raw<Dtype>*>(x), count, state);
     });
 }
 
@@ -96,23 +237,8 @@ double LogSoftmaxRow(const void* x, int32_t dtype, int64_t count, float lse, voi
     double total = 0;
     with_dtype(dtype, [&](auto type) {
         constexpr int32_t Dtype = decltype(type)::value;
-        const auto* in = static_cast<const Raw<Dtype>*>(x);
-        auto* into = static_cast<Raw<Dtype>*>(out);
-        const DF d;
-        const size_t lanes = hn::Lanes(d), n = static_cast<size_t>(count), full = n / lanes * lanes;
-        const auto vl = hn::Set(d, lse);
-        auto acc = hn::Zero(d);
-        for (size_t i = 0; i < full; i += lanes) {
-            const auto lp = hn::Sub(load<Dtype>(d, in + i), vl);
-            store<Dtype, false>(d, lp, into + i);
-            if (want_sum) acc = hn::Add(acc, weights != nullptr ? hn::Mul(hn::LoadU(d, weights + i), lp) : lp);
-        }
-        total = want_sum ? static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc))) : 0.0;
-        for (size_t i = full; i < n; ++i) {
-            const float lp = load_one<Dtype>(in + i) - lse;
-            store_from_f32(into, Dtype, static_cast<int64_t>(i), lp);
-            if (want_sum) total += static_cast<double>(weights != nullptr ? weights[i] * lp : lp);
-        }
+        total = log_softmax<Dtype>(static_cast<const Raw<Dtype>*>(x), static_cast<size_t>(count), lse,
+                                   static_cast<Raw<Dtype>*>(out), weights, want_sum);
     });
     return total;
 }
@@ -121,19 +247,53 @@ void CrossEntropyGradRow(const void* lp, int32_t dtype, int64_t count, float a, 
                          void* out) {
     with_dtype(dtype, [&](auto type) {
         constexpr int32_t Dtype = decltype(type)::value;
-        const auto* in = static_cast<const Raw<Dtype>*>(lp);
-        auto* into = static_cast<Raw<Dtype>*>(out);
-        const DF d;
-        const size_t lanes = hn::Lanes(d), n = static_cast<size_t>(count), full = n / lanes * lanes;
-        const auto va = hn::Set(d, a), vb = hn::Set(d, b);
-        for (size_t i = 0; i < full; i += lanes) {
-            const auto p = exp_any(d, load<Dtype>(d, in + i));
-            const auto w = weights != nullptr ? hn::Mul(vb, hn::LoadU(d, weights + i)) : vb;
-            store<Dtype, false>(d, hn::Sub(hn::Mul(va, p), w), into + i);
+        grad_row<Dtype>(static_cast<const Raw<Dtype>*>(lp), static_cast<size_t>(count), a, b, weights,
+                        static_cast<Raw<Dtype>*>(out));
+    });
+}
+
+void LogSoftmaxRows(const RowBlock& rows, const float* weights, bool want_sum, float* lse, double* sums) {
+    with_dtype(rows.dtype, [&](auto type) {
+        constexpr int32_t Dtype = decltype(type)::value;
+        const size_t lanes = hn::Lanes(DF()), n = static_cast<size_t>(rows.classes);
+        for (int64_t first = 0; first < rows.rows; first += static_cast<int64_t>(lanes)) {
+            const size_t count = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(lanes), rows.rows - first));
+            if (n <= kColumnsMax && columns_log_softmax<Dtype>(rows, first, count, weights, want_sum, lse, sums))
+                continue;
+            for (int64_t r = first; r < first + static_cast<int64_t>(count); ++r) {
+                const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + r * rows.in_stride;
+                LseState state;
+                lse_row<Dtype>(in, rows.classes, state);
+                lse[r] = state.value();
+                sums[r] = log_softmax<Dtype>(in, n, lse[r], static_cast<Raw<Dtype>*>(rows.out) + r * rows.out_stride,
+                                             weights, want_sum);
+            }
         }
-        for (size_t i = full; i < n; ++i) {
-            const float p = std::exp(load_one<Dtype>(in + i));
-            store_from_f32(into, Dtype, static_cast<int64_t>(i), a * p - (weights != nullptr ? b * weights[i] : b));
+    });
+}
+
+void CrossEntropyGradRows(const RowBlock& rows, const GradRows& g, const float* weights) {
+    with_dtype(rows.dtype, [&](auto type) {
+        constexpr int32_t Dtype = decltype(type)::value;
+        const size_t lanes = hn::Lanes(DF()), n = static_cast<size_t>(rows.classes);
+        if (n <= kColumnsMax) {
+            for (int64_t first = 0; first < rows.rows; first += static_cast<int64_t>(lanes))
+                columns_grad<Dtype>(rows, first, static_cast<size_t>(std::min<int64_t>(lanes, rows.rows - first)), g,
+                                    weights);
+            return;
+        }
+        for (int64_t r = 0; r < rows.rows; ++r) {
+            const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + r * rows.in_stride;
+            auto* into = static_cast<Raw<Dtype>*>(rows.out) + r * rows.out_stride;
+            const int64_t t = g.target[r];
+            if (t < 0) {
+                for (size_t c = 0; c < n; ++c) store_from_f32(into, Dtype, static_cast<int64_t>(c), 0.0f);
+                continue;
+            }
+            grad_row<Dtype>(in, n, g.a[r], g.b[r], weights, into);
+            const float p = std::exp(element<Dtype>(in + t));
+            const float w = weights != nullptr ? weights[t] : 1.0f;
+            store_from_f32(into, Dtype, t, g.a[r] * p - g.b[r] * w - g.nll[r]);
         }
     });
 }
@@ -147,6 +307,8 @@ namespace nnplug::simd {
 HWY_EXPORT(LseUpdate);
 HWY_EXPORT(LogSoftmaxRow);
 HWY_EXPORT(CrossEntropyGradRow);
+HWY_EXPORT(LogSoftmaxRows);
+HWY_EXPORT(CrossEntropyGradRows);
 
 float LseState::value() const {
     if (std::isnan(max) || std::isnan(sum)) return std::numeric_limits<float>::quiet_NaN();
@@ -166,6 +328,14 @@ double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, v
 void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b, const float* weights,
                             void* out) {
     HWY_DYNAMIC_DISPATCH(CrossEntropyGradRow)(lp, dtype, count, a, b, weights, out);
+}
+
+void log_softmax_rows(const RowBlock& rows, const float* weights, bool want_sum, float* lse, double* sums) {
+    HWY_DYNAMIC_DISPATCH(LogSoftmaxRows)(rows, weights, want_sum, lse, sums);
+}
+
+void cross_entropy_grad_rows(const RowBlock& rows, const GradRows& g, const float* weights) {
+    HWY_DYNAMIC_DISPATCH(CrossEntropyGradRows)(rows, g, weights);
 }
 
 }  // namespace nnplug::simd

@@ -36,4 +36,31 @@ double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, v
 void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b, const float* weights,
                             void* out);
 
+// Rows of `classes` contiguous elements, one after another at a fixed stride (in elements).
+struct RowBlock {
+    const void* in;
+    int64_t in_stride;
+    void* out;
+    int64_t out_stride;
+    int32_t dtype;  // of both
+    int64_t rows, classes;
+};
+
+// log_softmax_row over each row of rows (in: logits, out: logProb), its log-sum-exp into
+// lse[r] and its sum into sums[r]. A short row is held in vector lanes; the values are those
+// of the per-row functions within their rounding.
+void log_softmax_rows(const RowBlock& rows, const float* weights, bool want_sum, float* lse, double* sums);
+
+// Per row of a gradient block: out[c] = a * exp(lp[c]) - b * w[c], less nll at the target's
+// class; a target of -1 (an ignored row) gives a row of zeros.
+struct GradRows {
+    const float* a;
+    const float* b;
+    const float* nll;
+    const int64_t* target;
+};
+
+// The gradient of each row of rows (in: logProb, out: the gradient).
+void cross_entropy_grad_rows(const RowBlock& rows, const GradRows& g, const float* weights);
+
 }  // namespace nnplug::simd

@@ -31,7 +31,8 @@ using nnplug::bench::seconds_per_call;
 struct DeviceTensor {
     void* data = nullptr;
     aclTensor* tensor = nullptr;
-    DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, size_t element, const std::vector<uint8_t>& bytes) {
+    DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, size_t element,
+                 const std::vector<uint8_t>& bytes) {
         int64_t n = 1;
         for (const int64_t d : shape) n *= d;
         const size_t size = std::max<size_t>(1, static_cast<size_t>(n) * element);
@@ -42,9 +43,10 @@ struct DeviceTensor {
             aclrtMemcpy(data, size, bytes.data(), bytes.size(), ACL_MEMCPY_HOST_TO_DEVICE);
         std::vector<int64_t> strides(shape.size(), 1);
         for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k)
-            strides[static_cast<size_t>(k)] = strides[static_cast<size_t>(k) + 1] * shape[static_cast<size_t>(k) + 1];
-        tensor = aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, ACL_FORMAT_ND, shape.data(),
-                                 shape.size(), data);
+            strides[static_cast<size_t>(k)] =
+                strides[static_cast<size_t>(k) + 1] * shape[static_cast<size_t>(k) + 1];
+        tensor = aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, ACL_FORMAT_ND,
+                                 shape.data(), shape.size(), data);
     }
     ~DeviceTensor() {
         aclDestroyTensor(tensor);
@@ -58,7 +60,8 @@ std::vector<uint8_t> encoded(const std::vector<float>& values, aclDataType dtype
         uint32_t bits;
         std::memcpy(&bits, &v, 4);
         if (dtype == ACL_FLOAT) {
-            bytes.insert(bytes.end(), {uint8_t(bits), uint8_t(bits >> 8), uint8_t(bits >> 16), uint8_t(bits >> 24)});
+            bytes.insert(bytes.end(),
+                         {uint8_t(bits), uint8_t(bits >> 8), uint8_t(bits >> 16), uint8_t(bits >> 24)});
         } else {  // bfloat16, rounded to nearest even (the values are finite)
             const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
             bytes.insert(bytes.end(), {uint8_t(rounded), uint8_t(rounded >> 8)});
@@ -83,9 +86,10 @@ struct CrossEntropyStep {
           dtype(d),
           element(d == ACL_FLOAT ? 4 : 2),
           input({n, c}, d, element, encoded(logits, d)),
-          target({n}, ACL_INT64, 8,
-                 std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(classes_of.data()),
-                                      reinterpret_cast<const uint8_t*>(classes_of.data() + classes_of.size()))),
+          target(
+              {n}, ACL_INT64, 8,
+              std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(classes_of.data()),
+                                   reinterpret_cast<const uint8_t*>(classes_of.data() + classes_of.size()))),
           loss({1}, d, element, {}),
           log_prob({n, c}, d, element, {}),
           zloss({1}, d, element, {}),
@@ -129,7 +133,8 @@ struct Shape {
 };
 
 int run_main(int argc, char** argv) {
-    CLI::App app{"aclnnCrossEntropyLoss + Grad against PyTorch and the memory bandwidth (triad), side by side"};
+    CLI::App app{
+        "aclnnCrossEntropyLoss + Grad against PyTorch and the memory bandwidth (triad), side by side"};
     int threads = 0, reps = 5;
     std::vector<std::string> shapes{"4096x32000", "65536x10"};
     app.add_option("--threads", threads, "threads of the triad and PyTorch; the backend uses its config");
@@ -142,8 +147,8 @@ int run_main(int argc, char** argv) {
         return 2;
     }
     nnplug::bench::torch_set_threads(threads);
-    std::printf("%-12s %-9s %11s %11s %9s %9s %11s %12s\n", "shape", "dtype", "nnplug ms", "torch ms", "x torch",
-                "GB/s", "triad GB/s", "of the bound");
+    std::printf("%-12s %-9s %11s %11s %9s %9s %11s %12s\n", "shape", "dtype", "nnplug ms", "torch ms",
+                "x torch", "GB/s", "triad GB/s", "of the bound");
     for (const std::string& text : shapes) {
         Shape shape{};
         if (std::sscanf(text.c_str(), "%ldx%ld", &shape.rows, &shape.classes) != 2) return 2;
@@ -162,8 +167,8 @@ int run_main(int argc, char** argv) {
                 return 1;
             }
             std::string why_not;
-            auto torch = nnplug::bench::make_torch_cross_entropy(logits, shape.rows, shape.classes, name, target,
-                                                                 why_not);
+            auto torch = nnplug::bench::make_torch_cross_entropy(logits, shape.rows, shape.classes, name,
+                                                                 target, why_not);
             nnplug::bench::ParallelTriad triad(threads, shape.rows * shape.classes * 4 / 3);
             double best = 1e30, best_torch = 1e30, best_triad = 1e30;
             for (int rep = 0; rep < reps; ++rep) {
@@ -173,8 +178,8 @@ int run_main(int argc, char** argv) {
             }
             const double gbs = static_cast<double>(step.bytes()) / best * 1e-9;
             const double triad_gbs = triad.bytes_per_second(best_triad) * 1e-9;
-            std::printf("%-12s %-9s %11.2f %11s %9s %9.2f %11.2f %12.2f\n", text.c_str(), name.c_str(), best * 1e3,
-                        torch ? std::to_string(best_torch * 1e3).substr(0, 8).c_str() : "-",
+            std::printf("%-12s %-9s %11.2f %11s %9s %9.2f %11.2f %12.2f\n", text.c_str(), name.c_str(),
+                        best * 1e3, torch ? std::to_string(best_torch * 1e3).substr(0, 8).c_str() : "-",
                         torch ? std::to_string(best_torch / best).substr(0, 5).c_str() : "-", gbs, triad_gbs,
                         gbs / triad_gbs);
             if (!torch) std::printf("  (no PyTorch column: %s)\n", why_not.c_str());

@@ -34,7 +34,11 @@ double seconds_per_call(Fn&& fn, double min_seconds) {
 class ParallelTriad {
 public:
     ParallelTriad(int threads, int64_t n)
-        : arena_(threads), threads_(threads), a_(static_cast<size_t>(n)), b_(a_.size(), 1), c_(a_.size(), 2) {}
+        : arena_(threads),
+          threads_(threads),
+          a_(static_cast<size_t>(n)),
+          b_(a_.size(), 1),
+          c_(a_.size(), 2) {}
     void run() {
         const int64_t n = static_cast<int64_t>(a_.size());
         if (threads_ == 1 || n <= 16384) return triad_range(a_.data(), b_.data(), c_.data(), 3, 0, n);

@@ -85,11 +85,24 @@ private:
 // Whether the plugin serves op: a valid call's first phase is not refused as an op the
 // backend does not implement.
 bool serves(const OpUnderTest& op, std::string& why_not) {
-    const RandomCase probe = concurrency_case(op, 1, {2, 3});
-    UploadedCase uploaded(probe.golden);
     uint64_t workspace = 0;
     aclOpExecutor* executor = nullptr;
-    const aclnnStatus status = uploaded.first_phase(&workspace, &executor);
+    aclnnStatus status;
+    if (op.class_kit != nullptr) {
+        const ClassCase probe = op.class_kit->random(1, true).front();
+        std::vector<std::unique_ptr<DeviceTensor>> tensors;
+        std::vector<const aclTensor*> arguments;
+        for (const HostTensor& t : probe.tensors) {
+            tensors.push_back(t.present ? std::make_unique<DeviceTensor>(t.values, t.shape, t.dtype)
+                                        : nullptr);
+            arguments.push_back(t.present ? tensors.back()->get() : nullptr);
+        }
+        status = op.class_kit->first_phase(arguments, probe.attrs, &workspace, &executor);
+    } else {
+        const RandomCase probe = concurrency_case(op, 1, {2, 3});
+        UploadedCase uploaded(probe.golden);
+        status = uploaded.first_phase(&workspace, &executor);
+    }
     if (status == ACLNN_SUCCESS) {
         aclDestroyAclOpExecutor(executor);
         return true;
@@ -204,7 +217,7 @@ void run_in_child(const Isolation& isolation, KitContext& kit, const char* group
         [&](int records) {
             Report report;
             report.record_to(records);
-            KitContext child{report, kit.seed, kit.quick, kit.threads, kit.golden};
+            KitContext child{report, kit.seed, kit.quick, kit.threads, kit.golden, kit.class_golden};
             if (const std::string why = start_runtime(isolation); !why.empty()) {
                 report.fail(group, op, "set-up", "the runtime did not start: " + why);
                 return 1;
@@ -250,7 +263,7 @@ ProbeResult probe_plugin(const Isolation& isolation, KitContext& kit) {
                 text = "E\t" + why + "\n";
             } else {
                 text = "C\t" + escaped(aclrtGetSocName() ? aclrtGetSocName() : "(none)") + "\n";
-                for (const OpUnderTest& op : op_catalog()) {
+                for (const OpUnderTest& op : all_ops()) {
                     running("ops", op.api, "served");
                     std::string why_not;
                     const bool yes = serves(op, why_not);
@@ -294,7 +307,7 @@ int check_names(const KitOptions& options, std::ostream& out) {
         }
     }
     for (const std::string& name : options.ops) {
-        const bool known = std::any_of(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& op) {
+        const bool known = std::any_of(all_ops().begin(), all_ops().end(), [&](const OpUnderTest& op) {
             return name == op.api || name == op.name;
         });
         if (!known) {
@@ -310,6 +323,15 @@ int check_names(const KitOptions& options, std::ostream& out) {
 bool load_golden_cases(const std::string& data_dir, KitContext& kit, std::ostream& out) {
     try {
         kit.golden = load_golden_folder(data_dir);
+        for (const auto& entry : fs::directory_iterator(data_dir)) {
+            const std::string file = entry.path().string();
+            const std::string suffix = "_golden.cases";
+            if (file.size() < suffix.size() ||
+                file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+                continue;
+            auto more = load_class_golden_cases(file);
+            kit.class_golden.insert(kit.class_golden.end(), more.begin(), more.end());
+        }
     } catch (const std::exception& error) {
         out << "nnplug conformance: cannot read the golden cases in '" << data_dir << "': " << error.what()
             << " (--data names the folder)\n";
@@ -329,7 +351,7 @@ bool load_golden_cases(const std::string& data_dir, KitContext& kit, std::ostrea
 std::vector<const OpUnderTest*> select_ops(const KitOptions& options, const ProbeResult& probe,
                                            KitContext& kit, std::ostream& out) {
     std::vector<const OpUnderTest*> ops;
-    for (const OpUnderTest& op : op_catalog()) {
+    for (const OpUnderTest& op : all_ops()) {
         const bool asked = options.every_op ||
                            std::find(options.ops.begin(), options.ops.end(), op.api) != options.ops.end() ||
                            std::find(options.ops.begin(), options.ops.end(), op.name) != options.ops.end();
@@ -364,14 +386,28 @@ void run_groups(const Isolation& isolation, KitContext& kit, const std::vector<c
         {kGroupErrors, run_error_group},     {kGroupConcurrency, run_concurrency_group},
         {kGroupRefusals, run_refusal_group},
     };
-    for (const auto& [group, run] : per_op) {
+    // The ops with a class axis run their folders' cases; the concurrency and host-memory
+    // groups are the elementwise ops' for now.
+    const std::pair<const char*, void (*)(KitContext&, const OpUnderTest&)> per_class_op[] = {
+        {kGroupGolden, run_class_golden_group},
+        {kGroupRandom, run_class_random_group},
+        {kGroupErrors, run_class_error_group},
+        {kGroupConcurrency, nullptr},
+        {kGroupRefusals, nullptr},
+    };
+    for (size_t g = 0; g < std::size(per_op); ++g) {
+        const auto& [group, run] = per_op[g];
         if (!wanted(group)) continue;
         const bool random = std::string(group) == kGroupRandom;
-        for (const OpUnderTest* op : ops)
-            run_in_child(isolation, kit, group, op->api, [&, run = run](KitContext& child) {
+        for (const OpUnderTest* op : ops) {
+            const auto class_run = per_class_op[g].second;
+            if (op->class_kit != nullptr && class_run == nullptr) continue;
+            run_in_child(isolation, kit, group, op->api, [&, run = run, class_run](KitContext& child) {
+                if (op->class_kit != nullptr) return class_run(child, *op);
                 run(child, *op);
                 if (random) run_large_offset_case(child, *op);
             });
+        }
         if (std::string(group) == kGroupRandom)
             print({kGroupRandom, kGroupUntouched, kGroupRepeat});
         else
@@ -417,7 +453,7 @@ int run_kit(const KitOptions& options, std::ostream& out) {
     const auto start = std::chrono::steady_clock::now();
     const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
     Report report;
-    KitContext kit{report, options.seed, options.quick, options.threads, {}};
+    KitContext kit{report, options.seed, options.quick, options.threads, {}, {}};
     if (!load_golden_cases(data_dir, kit, out)) return 2;
 
     std::unique_ptr<ScratchConfig> config;

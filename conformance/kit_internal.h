@@ -114,7 +114,16 @@ struct KitContext {
     bool quick;
     unsigned threads;
     std::vector<GoldenCase> golden;
+    std::vector<std::pair<std::string, ClassCase>> class_golden;  // (aclnn api, case)
 };
+
+// The ops with a class axis (class_cases.cpp): their golden, random (with the finite
+// differences of a gradient) and error groups, over the cases their folders make.
+void run_class_golden_group(KitContext& kit, const OpUnderTest& op);
+void run_class_random_group(KitContext& kit, const OpUnderTest& op);
+void run_class_error_group(KitContext& kit, const OpUnderTest& op);
+// The cases of a *_golden.cases file (tools/golden/generate_class_golden.py), with their api.
+std::vector<std::pair<std::string, ClassCase>> load_class_golden_cases(const std::string& file);
 
 void run_golden_group(KitContext& kit, const OpUnderTest& op);
 void run_random_group(KitContext& kit,

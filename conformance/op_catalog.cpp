@@ -56,7 +56,7 @@ bool SchemaRules::rounds_to_promoted() const {
            rounded_to_promoted.end();
 }
 
-const std::vector<OpUnderTest>& op_catalog() {
+const std::vector<OpUnderTest>& all_ops() {
     static const std::vector<OpUnderTest> ops = [] {
         std::vector<OpUnderTest> all;
 #define NNPLUG_OP_SOURCE(stem) register_##stem(all);
@@ -68,8 +68,28 @@ const std::vector<OpUnderTest>& op_catalog() {
     return ops;
 }
 
+const std::vector<OpUnderTest>& op_catalog() {
+    static const std::vector<OpUnderTest> ops = [] {
+        std::vector<OpUnderTest> elementwise;
+        for (const OpUnderTest& op : all_ops())
+            if (op.class_kit == nullptr) elementwise.push_back(op);
+        return elementwise;
+    }();
+    return ops;
+}
+
+const std::vector<OpUnderTest>& class_op_catalog() {
+    static const std::vector<OpUnderTest> ops = [] {
+        std::vector<OpUnderTest> classes;
+        for (const OpUnderTest& op : all_ops())
+            if (op.class_kit != nullptr) classes.push_back(op);
+        return classes;
+    }();
+    return ops;
+}
+
 const OpUnderTest& op_named(const std::string& name) {
-    for (const OpUnderTest& op : op_catalog())
+    for (const OpUnderTest& op : all_ops())
         if (op.name == name) return op;
     throw std::out_of_range("no op called '" + name + "' in the test catalog");
 }

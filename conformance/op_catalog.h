@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nnplug::conformance {
@@ -64,6 +65,62 @@ struct SchemaRules {
     bool rounds_to_promoted() const;        // some operand is
 };
 
+// An attribute argument of an op with typed attributes, in the C type its schema declares
+// (nnplug_attr_arg_type): an int64, a double, a bool or a reduction word (null when `null_word`).
+struct AttrArg {
+    int32_t type = 0;  // nnplug_attr_arg_type
+    int64_t i = 0;
+    double f = 0;
+    bool b = false;
+    std::string word;
+    bool null_word = false;
+    static AttrArg int64(int64_t value) { return {0, value, 0, false, "", false}; }
+    static AttrArg real(double value) { return {1, 0, value, false, "", false}; }
+    static AttrArg boolean(bool value) { return {3, 0, 0, value, "", false}; }
+    static AttrArg reduction(const std::string& value) { return {4, 0, 0, false, value, false}; }
+};
+
+// One tensor argument of a class case: absent, or a contiguous tensor (integers held as floats).
+struct HostTensor {
+    bool present = false;
+    aclDataType dtype = ACL_FLOAT;
+    std::vector<int64_t> shape;
+    std::vector<float> values;  // an output's: its storage before the run
+    static HostTensor of(aclDataType dtype, std::vector<int64_t> shape, std::vector<float> values) {
+        return {true, dtype, std::move(shape), std::move(values)};
+    }
+};
+
+// A case of an op with a class axis, made by its folder's generators (or read from a golden
+// file): the arguments, and what each output must hold after the run.
+struct ClassCase {
+    std::string name;
+    std::vector<HostTensor> tensors;  // per operand, in signature order
+    std::vector<AttrArg> attrs;       // in signature order
+    // Per operand: the float64 values an output must hold (empty: not checked), within its
+    // dtype's tolerance.
+    std::vector<std::vector<double>> expected;
+    // Non-empty: a value only the data shows is wrong; the call (or the stream's synchronize)
+    // must fail with a message holding this text and leave every output untouched.
+    std::string refusal;
+};
+
+// What the kit needs of an op with a class axis, from its folder: the call with typed
+// attributes and the case generators; the kit runs them on every backend.
+struct ClassKit {
+    aclnnStatus (*first_phase)(const std::vector<const aclTensor*>& tensors,
+                               const std::vector<AttrArg>& attrs, uint64_t* workspace_size,
+                               aclOpExecutor** executor) = nullptr;
+    // Random cases with their float64 expectations: every reduction, ignored rows, weights a
+    // 16-bit type cannot hold, every target and input dtype, strided rows.
+    std::vector<ClassCase> (*random)(uint64_t seed, bool quick) = nullptr;
+    // Cases whose data the kernel must refuse (a class index outside [0, C)).
+    std::vector<ClassCase> (*refused)(uint64_t seed) = nullptr;
+    // (optional) For a gradient: finite differences of the forward op, both run on the
+    // backend; returns why they disagree with the gradient, or "".
+    std::string (*gradient_check)(uint64_t seed) = nullptr;
+};
+
 struct OpUnderTest {
     std::string name;                   // the op's word in golden files: "forward", "with_logits_backward"
     const char* api;                    // "aclnnBinaryCrossEntropy"
@@ -82,7 +139,19 @@ struct OpUnderTest {
     bool same_bits_on_every_backend = false;
     KitRules kit;
     SchemaRules schema;  // filled in by op_catalog()
+    // An op with a class axis: the kit runs these instead of the elementwise cases.
+    const ClassKit* class_kit = nullptr;
 };
+
+// Runs a class case through both phases on the default stream and a synchronize, with
+// device tensors made from its HostTensors; returns why the outcome is not the case's
+// expectation, or "" (or "refused: <message>" when the backend refused the valid call at
+// its first phase, well-formed). (class_cases.cpp)
+std::string run_class_case(const OpUnderTest& op, const ClassCase& c);
+// Runs a class case and reads back operand `slot` (an output); returns the failure's
+// message, or "".
+std::string run_class_case_output(const OpUnderTest& op, const ClassCase& c, size_t slot,
+                                  std::vector<float>& values);
 
 // The op folders' entries; the build lists the files (nnplug_op_sources).
 #define NNPLUG_OP_SOURCE(stem) void register_##stem(std::vector<OpUnderTest>& ops);
@@ -96,7 +165,11 @@ inline aclTensor* writable(const aclTensor* tensor) {
 
 // Every op nnplug implements, with its SchemaRules. Throws std::logic_error for an entry
 // whose published schema is missing or has other operands.
+const std::vector<OpUnderTest>& all_ops();
+// The elementwise ops of all_ops(), which the elementwise generators and tests drive.
 const std::vector<OpUnderTest>& op_catalog();
+// The ops with a class axis (class_kit set): their folders make their cases.
+const std::vector<OpUnderTest>& class_op_catalog();
 // The op called name; throws std::out_of_range for an unknown one.
 const OpUnderTest& op_named(const std::string& name);
 

@@ -57,12 +57,15 @@ public:
         if (call_.present(slots_.weight)) {
             const nnplug_tensor& w = call_.operand(slots_.weight);
             for (int64_t c = 0; c < call_.classes(); ++c)
-                weights_.push_back(call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight)));
+                weights_.push_back(
+                    call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight)));
         }
-        const int lp = desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS ? int{NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB} : slots_.out;
-        vector_rows_ = (desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS || desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) &&
-                       call_.class_stride(slots_.self) == 1 && call_.class_stride(lp) == 1 &&
-                       call_.operand(slots_.self).dtype == call_.operand(lp).dtype;
+        const int lp =
+            desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS ? int{NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB} : slots_.out;
+        vector_rows_ =
+            (desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS || desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) &&
+            call_.class_stride(slots_.self) == 1 && call_.class_stride(lp) == 1 &&
+            call_.operand(slots_.self).dtype == call_.operand(lp).dtype;
     }
 
     const ClassCall& call() const { return call_; }
@@ -179,6 +182,7 @@ inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight
         double sum = 0;
         for (int64_t c = 0; c < call_.classes(); ++c) {
             const float x = call_.load(slots_.self, in + c * in_stride);
+            if (x == -INFINITY) continue;  // exp(-inf) adds nothing (and -inf - -inf would be NaN)
             if (x > max) {
                 sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
                 max = x;
@@ -213,14 +217,16 @@ inline void ClassOp::chunk_targets(int64_t begin, int64_t end, int64_t* targets)
     }
 }
 
-inline void ClassOp::cross_entropy_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const {
+inline void ClassOp::cross_entropy_chunk(int64_t begin, int64_t end, double& loss_sum,
+                                         double& weight_sum) const {
     float lse[kClassRowChunk];
     double smooth[kClassRowChunk];
     int64_t targets[kClassRowChunk];
     chunk_targets(begin, end, targets);
     const simd::RowBlock rows = row_block(slots_.self, NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB, begin, end);
     simd::log_softmax_rows(rows, dense_weights(), smoothing_ > 0, lse, smooth);
-    const int64_t in = call_.row_start(slots_.self, begin), in_row = call_.row_start(slots_.self, begin + 1) - in;
+    const int64_t in = call_.row_start(slots_.self, begin),
+                  in_row = call_.row_start(slots_.self, begin + 1) - in;
     const int64_t out = call_.row_start(slots_.out, begin), out_row = call_.row_stride(slots_.out);
     const int64_t stride = call_.class_stride(slots_.self);
     for (int64_t r = 0; r < end - begin; ++r) {
@@ -332,8 +338,8 @@ void run_class_forward(const ClassOp& op, Parallel&& parallel) {
         for (int64_t c = first; c < last; ++c) {
             double loss_sum = 0, weight_sum = 0;
             if (cross_entropy && op.vector_chunks()) {
-                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), loss_sum,
-                                       weight_sum);
+                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk),
+                                       loss_sum, weight_sum);
                 losses[static_cast<size_t>(c)] = loss_sum;
                 weights[static_cast<size_t>(c)] = weight_sum;
                 continue;
@@ -396,8 +402,8 @@ void run_class_backward(const ClassOp& op, Parallel&& parallel) {
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             if (!nll && op.vector_chunks()) {
-                op.cross_entropy_grad_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), scale,
-                                            all_weights);
+                op.cross_entropy_grad_chunk(
+                    c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), scale, all_weights);
                 continue;
             }
             for_chunk_rows(call, c, [&](int64_t row) {

@@ -71,7 +71,9 @@ public:
     // Whether the rows lie along at most one dim (an (N, C) call): row r of an operand then
     // starts at row_start(slot, 0) + r * row_stride(slot).
     bool rows_strided() const { return strided_dim_ >= -1; }
-    int64_t row_stride(int slot) const { return strided_dim_ >= 0 ? desc_.operands[slot].strides[strided_dim_] : 0; }
+    int64_t row_stride(int slot) const {
+        return strided_dim_ >= 0 ? desc_.operands[slot].strides[strided_dim_] : 0;
+    }
 
     float load(int slot, int64_t element) const {
         return load_as_f32(desc_.operands[slot].data, desc_.operands[slot].dtype, element);

@@ -61,7 +61,8 @@ HWY_INLINE void block_lse(const Raw<Dtype>* x, size_t n, float& max, double& sum
     }
     const auto vm = hn::Set(d, m);
     auto vsum = hn::Zero(d);
-    for (size_t i = 0; i < full; i += lanes) vsum = hn::Add(vsum, exp_any(d, hn::Sub(load<Dtype>(d, x + i), vm)));
+    for (size_t i = 0; i < full; i += lanes)
+        vsum = hn::Add(vsum, exp_any(d, hn::Sub(load<Dtype>(d, x + i), vm)));
     double s = hn::GetLane(hn::SumOfLanes(d, vsum));
     for (size_t i = full; i < n; ++i) s += std::exp(static_cast<double>(load_one<Dtype>(x + i)) - m);
     max = m;
@@ -89,8 +90,8 @@ HWY_INLINE void lse_row(const Raw<Dtype>* row, int64_t count, LseState& state) {
 }
 
 template <int32_t Dtype>
-HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dtype>* into, const float* weights,
-                              bool want_sum) {
+HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dtype>* into,
+                              const float* weights, bool want_sum) {
     const DF d;
     const size_t lanes = hn::Lanes(d), full = n / lanes * lanes;
     const auto vl = hn::Set(d, lse);
@@ -110,7 +111,8 @@ HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dty
 }
 
 template <int32_t Dtype>
-HWY_INLINE void grad_row(const Raw<Dtype>* in, size_t n, float a, float b, const float* weights, Raw<Dtype>* into) {
+HWY_INLINE void grad_row(const Raw<Dtype>* in, size_t n, float a, float b, const float* weights,
+                         Raw<Dtype>* into) {
     const DF d;
     const size_t lanes = hn::Lanes(d), full = n / lanes * lanes;
     const auto va = hn::Set(d, a), vb = hn::Set(d, b);
@@ -121,7 +123,8 @@ HWY_INLINE void grad_row(const Raw<Dtype>* in, size_t n, float a, float b, const
     }
     for (size_t i = full; i < n; ++i) {
         const float p = std::exp(load_one<Dtype>(in + i));
-        store_from_f32(into, Dtype, static_cast<int64_t>(i), a * p - (weights != nullptr ? b * weights[i] : b));
+        store_from_f32(into, Dtype, static_cast<int64_t>(i),
+                       a * p - (weights != nullptr ? b * weights[i] : b));
     }
 }
 
@@ -142,17 +145,20 @@ HWY_INLINE float element(const Raw<Dtype>* p) {
 
 // cols[c * lanes + r] = row r's class c, for r < rows; the lanes past rows get `pad`.
 template <int32_t Dtype>
-HWY_INLINE void columns_in(const Raw<Dtype>* in, int64_t stride, size_t rows, size_t n, float pad, float* cols) {
+HWY_INLINE void columns_in(const Raw<Dtype>* in, int64_t stride, size_t rows, size_t n, float pad,
+                           float* cols) {
     const size_t lanes = hn::Lanes(DF());
     for (size_t r = 0; r < lanes; ++r)
-        for (size_t c = 0; c < n; ++c) cols[c * lanes + r] = r < rows ? element<Dtype>(in + r * stride + c) : pad;
+        for (size_t c = 0; c < n; ++c)
+            cols[c * lanes + r] = r < rows ? element<Dtype>(in + r * stride + c) : pad;
 }
 
 template <int32_t Dtype>
 HWY_INLINE void columns_out(const float* cols, size_t rows, size_t n, Raw<Dtype>* into, int64_t stride) {
     const size_t lanes = hn::Lanes(DF());
     for (size_t r = 0; r < rows; ++r)
-        for (size_t c = 0; c < n; ++c) store_from_f32(into + r * stride, Dtype, static_cast<int64_t>(c), cols[c * lanes + r]);
+        for (size_t c = 0; c < n; ++c)
+            store_from_f32(into + r * stride, Dtype, static_cast<int64_t>(c), cols[c * lanes + r]);
 }
 
 // log_softmax of up to `lanes` short rows at once; false (nothing written) when a row holds
@@ -169,7 +175,8 @@ HWY_INLINE bool columns_log_softmax(const RowBlock& rows, int64_t first, size_t 
     for (size_t c = 1; c < n; ++c) vmax = hn::Max(vmax, hn::Load(d, cols + c * lanes));
     if (!hn::AllTrue(d, hn::IsFinite(vmax))) return false;
     auto vsum = hn::Zero(d);
-    for (size_t c = 0; c < n; ++c) vsum = hn::Add(vsum, exp_any(d, hn::Sub(hn::Load(d, cols + c * lanes), vmax)));
+    for (size_t c = 0; c < n; ++c)
+        vsum = hn::Add(vsum, exp_any(d, hn::Sub(hn::Load(d, cols + c * lanes), vmax)));
     const auto vlse = hn::Add(vmax, log_normal(d, vsum));  // the sum is in [1, n]
     auto acc = hn::Zero(d);
     for (size_t c = 0; c < n; ++c) {
@@ -177,7 +184,8 @@ HWY_INLINE bool columns_log_softmax(const RowBlock& rows, int64_t first, size_t 
         hn::Store(lp, d, cols + c * lanes);
         if (want_sum) acc = hn::Add(acc, weights != nullptr ? hn::Mul(hn::Set(d, weights[c]), lp) : lp);
     }
-    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride, rows.out_stride);
+    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride,
+                       rows.out_stride);
     HWY_ALIGN float lse_lanes[kMaxLanes], sum_lanes[kMaxLanes];
     hn::Store(vlse, d, lse_lanes);
     hn::Store(acc, d, sum_lanes);
@@ -220,7 +228,8 @@ HWY_INLINE void columns_grad(const RowBlock& rows, int64_t first, size_t count, 
         v = hn::IfThenElse(at_target, hn::Sub(v, vnll), v);
         hn::Store(hn::IfThenZeroElse(ignored, v), d, cols + c * lanes);
     }
-    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride, rows.out_stride);
+    columns_out<Dtype>(cols, count, n, static_cast<Raw<Dtype>*>(rows.out) + first * rows.out_stride,
+                       rows.out_stride);
 }
 
 }  // namespace
@@ -257,15 +266,18 @@ void LogSoftmaxRows(const RowBlock& rows, const float* weights, bool want_sum, f
         constexpr int32_t Dtype = decltype(type)::value;
         const size_t lanes = hn::Lanes(DF()), n = static_cast<size_t>(rows.classes);
         for (int64_t first = 0; first < rows.rows; first += static_cast<int64_t>(lanes)) {
-            const size_t count = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(lanes), rows.rows - first));
-            if (n <= kColumnsMax && columns_log_softmax<Dtype>(rows, first, count, weights, want_sum, lse, sums))
+            const size_t count =
+                static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(lanes), rows.rows - first));
+            if (n <= kColumnsMax &&
+                columns_log_softmax<Dtype>(rows, first, count, weights, want_sum, lse, sums))
                 continue;
             for (int64_t r = first; r < first + static_cast<int64_t>(count); ++r) {
                 const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + r * rows.in_stride;
                 LseState state;
                 lse_row<Dtype>(in, rows.classes, state);
                 lse[r] = state.value();
-                sums[r] = log_softmax<Dtype>(in, n, lse[r], static_cast<Raw<Dtype>*>(rows.out) + r * rows.out_stride,
+                sums[r] = log_softmax<Dtype>(in, n, lse[r],
+                                             static_cast<Raw<Dtype>*>(rows.out) + r * rows.out_stride,
                                              weights, want_sum);
             }
         }
@@ -278,7 +290,8 @@ void CrossEntropyGradRows(const RowBlock& rows, const GradRows& g, const float* 
         const size_t lanes = hn::Lanes(DF()), n = static_cast<size_t>(rows.classes);
         if (n <= kColumnsMax) {
             for (int64_t first = 0; first < rows.rows; first += static_cast<int64_t>(lanes))
-                columns_grad<Dtype>(rows, first, static_cast<size_t>(std::min<int64_t>(lanes, rows.rows - first)), g,
+                columns_grad<Dtype>(rows, first,
+                                    static_cast<size_t>(std::min<int64_t>(lanes, rows.rows - first)), g,
                                     weights);
             return;
         }
@@ -320,13 +333,13 @@ void lse_update(const void* x, int32_t dtype, int64_t count, LseState& state) {
     HWY_DYNAMIC_DISPATCH(LseUpdate)(x, dtype, count, state);
 }
 
-double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, void* out, const float* weights,
-                       bool want_sum) {
+double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, void* out,
+                       const float* weights, bool want_sum) {
     return HWY_DYNAMIC_DISPATCH(LogSoftmaxRow)(x, dtype, count, lse, out, weights, want_sum);
 }
 
-void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b, const float* weights,
-                            void* out) {
+void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b,
+                            const float* weights, void* out) {
     HWY_DYNAMIC_DISPATCH(CrossEntropyGradRow)(lp, dtype, count, a, b, weights, out);
 }
 

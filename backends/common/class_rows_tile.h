@@ -28,13 +28,13 @@ void lse_update(const void* x, int32_t dtype, int64_t count, LseState& state);
 
 // out[c] = x[c] - lse rounded to dtype, for c in [0, count); returns the sum of
 // weights[c] * (x[c] - lse) (weights null: of x[c] - lse) when want_sum, else 0.
-double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, void* out, const float* weights,
-                       bool want_sum);
+double log_softmax_row(const void* x, int32_t dtype, int64_t count, float lse, void* out,
+                       const float* weights, bool want_sum);
 
 // out[c] = a * exp(lp[c]) - b * weights[c] (weights null: b) rounded to dtype; the caller
 // corrects the target's element.
-void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b, const float* weights,
-                            void* out);
+void cross_entropy_grad_row(const void* lp, int32_t dtype, int64_t count, float a, float b,
+                            const float* weights, void* out);
 
 // Rows of `classes` contiguous elements, one after another at a fixed stride (in elements).
 struct RowBlock {

@@ -1,13 +1,14 @@
 // scalar_ref: a reference backend in plain scalar loops, the example of docs/writing-a-plugin.md.
 //
 // Device memory is host memory, streams are synchronous (a launch has finished when it
-// returns), and every op walks the descriptor's iteration space one element at a time,
-// reading and writing each operand through its strides, evaluating the canonical float32
-// expressions of <nnplug/ops/*_math.h>. Slow, short, and right: a backend to compare with.
+// returns), and every elementwise op walks the descriptor's iteration space one element at a
+// time, reading and writing each operand through its strides, evaluating the canonical float32
+// expressions of <nnplug/ops/*_math.h>. The ops with a class axis walk it one row at a time
+// (scalar_ref_class_ops.cpp). Slow, short, and right: a backend to compare with.
 //
-// The SCALAR_REF_BUG_* definitions build deliberately wrong variants of this file, which
-// the conformance kit's tests must see fail (tests/conformance_kit/). A real build defines
-// none of them.
+// The SCALAR_REF_BUG_* definitions build deliberately wrong variants of this plugin (in this
+// file and scalar_ref_class_ops.cpp), which the conformance kit's tests must see fail
+// (tests/conformance_kit/). A real build defines none of them.
 #include <nnplug/dtype_convert.h>
 #include <nnplug/ops/bce_math.h>
 #include <nnplug/ops/bce_with_logits_math.h>
@@ -21,6 +22,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+
+#include "scalar_ref_class_ops.h"
 
 namespace sdk = nnplug::sdk;
 
@@ -281,6 +284,13 @@ nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void*, 
             case NNPLUG_OP_MSE_LOSS_BACKWARD:
                 run_mse_loss_backward(*desc);
                 break;
+            case NNPLUG_OP_NLL_LOSS:
+            case NNPLUG_OP_NLL_LOSS_2D:
+            case NNPLUG_OP_NLL_LOSS_BACKWARD:
+            case NNPLUG_OP_NLL_LOSS_2D_BACKWARD:
+            case NNPLUG_OP_CROSS_ENTROPY_LOSS:
+            case NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD:
+                return scalar_ref::run_class_op(*desc);  // refuses a bad target, writing nothing
             default:
                 return sdk::fail(NNPLUG_ERR_UNSUPPORTED, "scalar_ref has no op " + std::to_string(desc->op));
         }
@@ -309,9 +319,10 @@ const char* soc_name(void*) {
     return "CPU";
 }
 
-uint32_t dtype_mask(void*) {
+uint32_t dtype_mask(void*) {  // the integer types are the class-axis ops' targets
     return NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F16) |
-           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16);
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_BF16) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I32) |
+           NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_U8);
 }
 
 const nnplug_device_i kDevice = [] {
@@ -344,9 +355,17 @@ const nnplug_op_i kOps[] = {
     op_table(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD),
     op_table(NNPLUG_OP_MSE_LOSS),
     op_table(NNPLUG_OP_MSE_LOSS_BACKWARD),
+    op_table(NNPLUG_OP_NLL_LOSS),
+    op_table(NNPLUG_OP_NLL_LOSS_2D),
+    op_table(NNPLUG_OP_NLL_LOSS_BACKWARD),
+    op_table(NNPLUG_OP_NLL_LOSS_2D_BACKWARD),
+    op_table(NNPLUG_OP_CROSS_ENTROPY_LOSS),
+    op_table(NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD),
 };
-const nnplug_op_i* const kOpPointers[] = {&kOps[0], &kOps[1], &kOps[2], &kOps[3],
-                                          &kOps[4], &kOps[5], &kOps[6]};
+const nnplug_op_i* const kOpPointers[] = {&kOps[0],  &kOps[1],  &kOps[2], &kOps[3], &kOps[4],
+                                          &kOps[5],  &kOps[6],  &kOps[7], &kOps[8], &kOps[9],
+                                          &kOps[10], &kOps[11], &kOps[12]};
+static_assert(std::size(kOpPointers) == std::size(kOps), "a pointer for every op of kOps");
 
 const nnplug_plugin kPlugin = [] {
     auto plugin = sdk::table<nnplug_plugin>();

@@ -1,0 +1,342 @@
+// The kit's cases of the ops with a class axis: each op folder makes them (ClassKit in
+// op_catalog.h) with their float64 expectations; this runs one on the backend under test and
+// says how its outcome differs, and runs the groups over them. The first-phase errors are
+// derived from the published schema: a null required operand, an operand of a dtype outside
+// its set.
+#include <nnplug/op_schema.h>
+#include <nnplug/plugin.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "kit_internal.h"
+
+namespace nnplug::conformance {
+namespace {
+
+// How run_class_case says that the backend refused a valid call, well-formed.
+constexpr const char* kRefusedPrefix = "refused: ";
+
+// The tolerance of a value computed in float32 and rounded once into dtype: relative, plus
+// a floor for values near 0.
+double tolerance(aclDataType dtype, double expected) {
+    const double relative = dtype == ACL_FLOAT16 ? 0x1p-9 : dtype == ACL_BF16 ? 0x1p-6 : 2e-5;
+    return relative * std::abs(expected) + (dtype == ACL_FLOAT ? 1e-6 : relative * 1e-2);
+}
+
+std::string number(double value) {
+    std::ostringstream text;
+    text.precision(9);
+    text << value;
+    return text.str();
+}
+
+// The case's tensors on the device; absent operands are null.
+struct Uploaded {
+    std::vector<std::unique_ptr<DeviceTensor>> tensors;
+    std::vector<const aclTensor*> arguments;
+    explicit Uploaded(const ClassCase& c) {
+        for (const HostTensor& t : c.tensors) {
+            tensors.push_back(t.present ? std::make_unique<DeviceTensor>(t.values, t.shape, t.dtype)
+                                        : nullptr);
+            arguments.push_back(t.present ? tensors.back()->get() : nullptr);
+        }
+    }
+};
+
+// Both phases and a synchronize; the message of the first failure in `message`, and
+// whether it was the first phase that failed.
+aclnnStatus run_call(const OpUnderTest& op, const Uploaded& uploaded, const ClassCase& c,
+                     std::string& message, bool& first_failed) {
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    aclnnStatus status = op.class_kit->first_phase(uploaded.arguments, c.attrs, &workspace_size, &executor);
+    first_failed = status != ACLNN_SUCCESS;
+    if (status == ACLNN_SUCCESS) {
+        void* workspace = nullptr;
+        if (workspace_size > 0 &&
+            aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+            message = aclGetRecentErrMsg();
+            aclDestroyAclOpExecutor(executor);
+            return ACLNN_ERR_INNER;
+        }
+        status = op.second_phase(workspace, workspace_size, executor, nullptr);
+        if (status == ACLNN_SUCCESS && aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
+            status = ACLNN_ERR_RUNTIME_ERROR;
+        if (workspace != nullptr) aclrtFree(workspace);
+    }
+    if (status != ACLNN_SUCCESS) message = aclGetRecentErrMsg();
+    return status;
+}
+
+// Why output `slot` does not hold the expected values, or "".
+std::string compare_output(const OpUnderTest& op, const ClassCase& c, const Uploaded& uploaded, size_t slot) {
+    const std::vector<double>& want = c.expected[slot];
+    const std::vector<float> got = uploaded.tensors[slot]->storage();
+    if (got.size() < want.size()) return op.operands[slot] + " holds fewer elements than expected";
+    const aclDataType dtype = c.tensors[slot].dtype;
+    size_t wrong = 0, first = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        const bool nan_ok = std::isnan(want[i]) && std::isnan(got[i]);
+        if (nan_ok || std::abs(got[i] - want[i]) <= tolerance(dtype, want[i])) continue;
+        if (wrong++ == 0) first = i;
+    }
+    if (wrong == 0) return "";
+    return op.operands[slot] + " element " + std::to_string(first) + " is " + number(got[first]) +
+           ", expected " + number(want[first]) + " (" + std::to_string(wrong) + " of " +
+           std::to_string(want.size()) + " elements differ)";
+}
+
+// Why a run the data makes invalid did not fail cleanly, or "".
+std::string check_refused(const OpUnderTest& op, const ClassCase& c, const Uploaded& uploaded,
+                          aclnnStatus status, const std::string& message) {
+    if (status == ACLNN_SUCCESS) return "the call succeeded; expected it refused with \"" + c.refusal + "\"";
+    if (message.find(c.refusal) == std::string::npos)
+        return "refused with \"" + message + "\"; expected a message holding \"" + c.refusal + "\"";
+    for (size_t slot = 0; slot < c.tensors.size(); ++slot) {
+        if (!c.tensors[slot].present || c.expected[slot].empty()) continue;
+        const std::vector<float> after = uploaded.tensors[slot]->storage();
+        if (after != c.tensors[slot].values) return op.operands[slot] + " was written by the refused call";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string run_class_case(const OpUnderTest& op, const ClassCase& c) {
+    const Uploaded uploaded(c);
+    std::string message;
+    bool first_failed = false;
+    const aclnnStatus status = run_call(op, uploaded, c, message, first_failed);
+    if (!c.refusal.empty()) return check_refused(op, c, uploaded, status, message);
+    // A valid call a backend refuses at the first phase (a dtype its SoC lacks) is a refusal,
+    // if it is well-formed.
+    if (first_failed && refusal_fault(op, status, message).empty()) return kRefusedPrefix + message;
+    if (status != ACLNN_SUCCESS) return "status " + std::to_string(status) + ": " + message;
+    for (size_t slot = 0; slot < c.expected.size(); ++slot) {
+        if (c.expected[slot].empty()) continue;
+        if (std::string why = compare_output(op, c, uploaded, slot); !why.empty()) return why;
+    }
+    return "";
+}
+
+std::string run_class_case_output(const OpUnderTest& op, const ClassCase& c, size_t slot,
+                                  std::vector<float>& values) {
+    const Uploaded uploaded(c);
+    std::string message;
+    bool first_failed = false;
+    if (run_call(op, uploaded, c, message, first_failed) != ACLNN_SUCCESS) return message;
+    values = uploaded.tensors.at(slot)->storage();
+    return "";
+}
+
+namespace {
+
+void record(KitContext& kit, const char* group, const OpUnderTest& op, const ClassCase& c) {
+    running(group, op.api, c.name);
+    const std::string why = run_class_case(op, c);
+    if (why.empty())
+        kit.report.pass(group, op.api);
+    else if (why.rfind(kRefusedPrefix, 0) == 0)
+        kit.report.refuse(group, op.api, c.name, why.substr(std::strlen(kRefusedPrefix)));
+    else
+        kit.report.fail(group, op.api, c.name, why);
+}
+
+const nnplug_op_schema* schema_of(const OpUnderTest& op) {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i)
+        if (std::strcmp(nnplug_op_schema_at(i)->api, op.api) == 0) return nnplug_op_schema_at(i);
+    return nullptr;
+}
+
+// A dtype outside an operand's set: float32 for an integer operand, int64 for a float one.
+aclDataType outside(uint32_t allowed) {
+    return (allowed & NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32)) == 0 ? ACL_FLOAT : ACL_INT64;
+}
+
+// The first-phase errors the published schema implies, spoiling a valid case: each required
+// operand null (161001), each operand in a dtype outside its set (161002).
+std::vector<std::pair<ClassCase, aclnnStatus>> schema_errors(const OpUnderTest& op, const ClassCase& valid) {
+    std::vector<std::pair<ClassCase, aclnnStatus>> cases;
+    const nnplug_op_schema* schema = schema_of(op);
+    if (schema == nullptr) return cases;
+    for (size_t slot = 0; slot < schema->operand_count && slot < valid.tensors.size(); ++slot) {
+        const nnplug_operand_schema& operand = schema->operands[slot];
+        if (!operand.optional) {
+            ClassCase spoiled = valid;
+            spoiled.name = std::string("null_") + operand.name;
+            spoiled.tensors[slot].present = false;
+            spoiled.expected.assign(spoiled.tensors.size(), {});
+            cases.emplace_back(spoiled, ACLNN_ERR_PARAM_NULLPTR);
+        }
+        if (!valid.tensors[slot].present || (operand.dtypes & NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) &&
+                                             operand.dtypes & NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32)))
+            continue;
+        ClassCase spoiled = valid;
+        spoiled.name = std::string("dtype_") + operand.name;
+        spoiled.tensors[slot].dtype = outside(operand.dtypes);
+        spoiled.expected.assign(spoiled.tensors.size(), {});
+        cases.emplace_back(spoiled, ACLNN_ERR_PARAM_INVALID);
+    }
+    return cases;
+}
+
+// A first phase that must fail with `status`, naming the op, handing out no executor.
+void record_error(KitContext& kit, const OpUnderTest& op, const ClassCase& c, aclnnStatus status) {
+    running(kGroupErrors, op.api, c.name);
+    const Uploaded uploaded(c);
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus got =
+        op.class_kit->first_phase(uploaded.arguments, c.attrs, &workspace_size, &executor);
+    const std::string message = aclGetRecentErrMsg();
+    std::string why;
+    if (got != status)
+        why = "status " + std::to_string(got) + ", expected " + std::to_string(status) + ": " + message;
+    else if (executor != nullptr)
+        why = "an executor was handed out";
+    else if (message.rfind(std::string(op.api) + ": ", 0) != 0)
+        why = "the message does not start with the op's name: " + message;
+    if (executor != nullptr) aclDestroyAclOpExecutor(executor);
+    if (why.empty())
+        kit.report.pass(kGroupErrors, op.api);
+    else
+        kit.report.fail(kGroupErrors, op.api, c.name, why);
+}
+
+}  // namespace
+
+void run_class_random_group(KitContext& kit, const OpUnderTest& op) {
+    try {
+        for (const ClassCase& c : op.class_kit->random(kit.seed, kit.quick)) record(kit, kGroupRandom, op, c);
+        if (op.class_kit->gradient_check == nullptr) return;
+        running(kGroupRandom, op.api, "finite_differences");
+        const std::string why = op.class_kit->gradient_check(kit.seed);
+        if (why.empty())
+            kit.report.pass(kGroupRandom, op.api);
+        else
+            kit.report.fail(kGroupRandom, op.api, "finite_differences", why);
+    } catch (const std::exception& error) {
+        kit.report.fail(kGroupRandom, op.api, "setup", error.what());
+    }
+}
+
+void run_class_error_group(KitContext& kit, const OpUnderTest& op) {
+    try {
+        for (const ClassCase& c : op.class_kit->refused(kit.seed)) record(kit, kGroupErrors, op, c);
+        const std::vector<ClassCase> valid = op.class_kit->random(kit.seed, true);
+        if (valid.empty()) return;
+        for (const auto& [c, status] : schema_errors(op, valid.front())) record_error(kit, op, c, status);
+    } catch (const std::exception& error) {
+        kit.report.fail(kGroupErrors, op.api, "setup", error.what());
+    }
+}
+
+void run_class_golden_group(KitContext& kit, const OpUnderTest& op) {
+    for (const auto& [api, c] : kit.class_golden)
+        if (api == op.api) record(kit, kGroupGolden, op, c);
+}
+
+namespace {
+
+aclDataType golden_dtype(const std::string& word) {
+    static const std::pair<const char*, aclDataType> kWords[] = {{"f32", ACL_FLOAT}, {"f16", ACL_FLOAT16},
+                                                                 {"bf16", ACL_BF16}, {"i64", ACL_INT64},
+                                                                 {"i32", ACL_INT32}, {"u8", ACL_UINT8}};
+    for (const auto& [name, dtype] : kWords)
+        if (word == name) return dtype;
+    throw std::runtime_error("unknown dtype '" + word + "'");
+}
+
+HostTensor read_tensor(std::istringstream& line) {
+    std::string dtype;
+    line >> dtype;
+    if (dtype == "none") return {};
+    HostTensor t;
+    t.present = true;
+    t.dtype = golden_dtype(dtype);
+    size_t rank = 0;
+    line >> rank;
+    t.shape.resize(rank);
+    for (int64_t& d : t.shape) line >> d;
+    t.values.resize(static_cast<size_t>(element_count(t.shape)));
+    for (float& v : t.values) line >> v;
+    return t;
+}
+
+AttrArg read_attr(std::istringstream& line) {
+    std::string kind;
+    line >> kind;
+    if (kind == "int64") {
+        int64_t value = 0;
+        line >> value;
+        return AttrArg::int64(value);
+    }
+    if (kind == "double") {
+        double value = 0;
+        line >> value;
+        return AttrArg::real(value);
+    }
+    if (kind == "bool") {
+        int value = 0;
+        line >> value;
+        return AttrArg::boolean(value != 0);
+    }
+    if (kind != "word") throw std::runtime_error("unknown attribute kind '" + kind + "'");
+    std::string word;
+    line >> word;
+    return AttrArg::reduction(word);
+}
+
+// One line of a case into c; false at its "end".
+bool read_case_line(const std::string& text, ClassCase& c) {
+    std::istringstream line(text);
+    std::string word;
+    line >> word;
+    if (word == "end") return false;
+    if (word == "tensor") {
+        c.tensors.push_back(read_tensor(line));
+    } else if (word == "attr") {
+        c.attrs.push_back(read_attr(line));
+    } else if (word == "expect") {
+        size_t slot = 0, count = 0;
+        line >> slot >> count;
+        c.expected.resize(std::max(c.expected.size(), slot + 1));
+        c.expected[slot].resize(count);
+        for (double& v : c.expected[slot]) line >> v;
+    } else {
+        throw std::runtime_error("unexpected line '" + text.substr(0, 40) + "'");
+    }
+    if (line.fail()) throw std::runtime_error("a malformed line: '" + text.substr(0, 40) + "'");
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, ClassCase>> load_class_golden_cases(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw std::runtime_error("cannot read " + file);
+    std::vector<std::pair<std::string, ClassCase>> cases;
+    std::string text;
+    while (std::getline(in, text)) {
+        if (text.empty() || text[0] == '#') continue;
+        std::istringstream line(text);
+        std::string word, name, api;
+        line >> word >> name >> api;
+        if (word != "case")
+            throw std::runtime_error(file + ": expected a case line, not '" + text.substr(0, 40) + "'");
+        ClassCase c;
+        c.name = name;
+        while (std::getline(in, text) && read_case_line(text, c)) {
+        }
+        c.expected.resize(c.tensors.size());
+        cases.emplace_back(api, std::move(c));
+    }
+    return cases;
+}
+
+}  // namespace nnplug::conformance

@@ -100,6 +100,10 @@ struct ClassCase {
     // Per operand: the float64 values an output must hold (empty: not checked), within its
     // dtype's tolerance.
     std::vector<std::vector<double>> expected;
+    // (optional) Per operand: the magnitude of the terms its float32 values cancel (a logProb
+    // x - lse of logits near 100 keeps only their absolute precision); each value may be off
+    // by a few float32 units of it beyond the relative tolerance.
+    std::vector<double> magnitude;
     // Non-empty: a value only the data shows is wrong; the call (or the stream's synchronize)
     // must fail with a message holding this text and leave every output untouched.
     std::string refusal;

@@ -26,6 +26,11 @@
  *    descriptor: a backend sees dims, strides, dtypes and pointers, never aclTensor,
  *    YAML or spdlog types, and never needs to re-derive an op's semantics (the mean's
  *    scale, the element count and the reduced output come as attributes and flags).
+ *    What only the data can tell is the backend's, and exactly this: for an op with a
+ *    class axis, the weighted mean's divisor (summed in a fixed order, so the bits do not
+ *    depend on threads) and the check that each class index is in [0, C) or ignored; an
+ *    index that is neither fails the launch (or the stream) with NNPLUG_ERR_INVALID_ARGUMENT
+ *    and one line naming the element and its value, before anything is written.
  *
  * Lifetimes during asynchronous work:
  *  - `desc` and `plan` passed to a call are valid for that call only. A backend that

@@ -153,7 +153,7 @@ struct OpUnderTest {
 // its first phase, well-formed). (class_cases.cpp)
 std::string run_class_case(const OpUnderTest& op, const ClassCase& c);
 // Runs a class case and reads back operand `slot` (an output); returns the failure's
-// message, or "".
+// message ("refused: <message>" for a well-formed first-phase refusal), or "".
 std::string run_class_case_output(const OpUnderTest& op, const ClassCase& c, size_t slot,
                                   std::vector<float>& values);
 

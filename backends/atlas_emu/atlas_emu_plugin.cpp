@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chrome_trace.h"
+#include "class_kernel.h"
 #include "class_ops.h"
 #include "core_pool.h"
 #include "device_arena.h"
@@ -478,9 +479,13 @@ nnplug_status device_memcpy_async(void* ctx, void* dst, const void* src, size_t 
 // the runtime releases it.
 struct Plan {
     int32_t kind = -1;
-    const ElementwiseOp* op = nullptr;  // null for an op with a class axis (common/class_ops.h)
+    const ElementwiseOp* op = nullptr;  // null for an op with a class axis
     int64_t numel = 0;                  // of the descriptor it was made for, to catch a mismatched launch
     ElementwiseTiling tiling;
+    // An op with a class axis: its tiling when the class kernel runs it (class_kernel.h),
+    // else the shared row model (common/class_ops.h) runs it on the stream.
+    bool class_kernel = false;
+    ClassTiling class_tiling;
 };
 using PlanHandle = std::shared_ptr<const Plan>;
 
@@ -500,6 +505,10 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
         const auto& context = as_context(ctx);
         if (operand != nullptr) *operand = -1;
         if (const char* refusal = kernel_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
+        if ((desc->op == NNPLUG_OP_CROSS_ENTROPY_LOSS || desc->op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) &&
+            context.soc.name == "Ascend910")
+            return fail(NNPLUG_ERR_UNSUPPORTED,
+                        "is not available on Ascend910 (Atlas training series), as in CANN: use Ascend910B");
         for (int32_t slot = 0; slot < desc->operand_count; ++slot) {
             const nnplug_tensor& t = desc->operands[slot];
             if (!sdk::present(t)) continue;
@@ -541,6 +550,8 @@ nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uin
         planned->op = find_op(desc->op);
         planned->numel = desc->numel;
         if (planned->op != nullptr) planned->tiling = plan_elementwise(*desc, as_context(ctx).limits);
+        planned->class_kernel = runs_in_class_kernel(*desc);
+        if (planned->class_kernel) planned->class_tiling = plan_class(*desc, as_context(ctx).limits);
         *workspace_bytes = planned->tiling.workspace_bytes;
         *plan = new PlanHandle(std::move(planned));
         return NNPLUG_OK;
@@ -562,21 +573,44 @@ std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved
     return text;
 }
 
-// An op with a class axis, on the stream worker: the rows run in the common row model, and
-// a target outside the classes fails the stream (reported at its synchronize).
-WorkResult run_class_launch(EmuContext& context, const nnplug_op_desc& desc, int stream_id) {
+std::string class_statistics_json(const ClassTiling& tiling, int64_t bytes_moved) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "{\"blockDim\":%d,\"rowsPerCore\":%" PRId64 ",\"tileElements\":%" PRId64
+                  ",\"tilesPerRow\":%" PRId64 ",\"ubBytes\":%" PRId64 ",\"bytesMoved\":%" PRId64 "}",
+                  tiling.block_dim, tiling.rows_per_core, tiling.tile_elements, tiling.tiles_per_row,
+                  tiling.ub_bytes, bytes_moved);
+    return text;
+}
+
+// An op with a class axis, on the stream worker: the class kernel through the Unified
+// Buffer, or the shared row model; a target outside the classes fails the stream (reported
+// at its synchronize).
+WorkResult run_class_launch(EmuContext& context, const nnplug_op_desc& desc, const Plan& plan,
+                            int stream_id) {
     const char* api = nnplug_op_api_name(desc.op);
     const double begin = host_microseconds();
+    LaunchStats stats;
     const std::string fault =
-        common::run_class_op(desc, [](int64_t count, auto&& body) { body(int64_t{0}, count); });
-    if (context.trace) context.trace->stream_event(stream_id, api, begin, host_microseconds(), "{}");
+        plan.class_kernel
+            ? run_class_kernel(desc, plan.class_tiling, context.kernel, *context.cores, stats)
+            : common::run_class_op(desc, [](int64_t count, auto&& body) { body(int64_t{0}, count); });
+    if (context.trace) {
+        context.trace->stream_event(stream_id, api, begin, host_microseconds(),
+                                    plan.class_kernel
+                                        ? class_statistics_json(plan.class_tiling, stats.bytes_moved)
+                                        : "{\"rowModel\":true}");
+        for (const auto& span : stats.spans)
+            context.trace->core_event(span.core, span.kernel, span.begin_us, span.end_us,
+                                      "{\"tiles\":" + std::to_string(span.tiles) + "}");
+    }
     if (!fault.empty()) return {NNPLUG_ERR_INVALID_ARGUMENT, std::string(api) + ": " + fault};
     return {};
 }
 
 WorkResult run_launch(EmuContext& context, const nnplug_op_desc& desc, const Plan& plan, void* workspace,
                       int stream_id) {
-    if (plan.op == nullptr) return run_class_launch(context, desc, stream_id);
+    if (plan.op == nullptr) return run_class_launch(context, desc, plan, stream_id);
     const ElementwiseTiling& tiling = plan.tiling;
     const char* api = nnplug_op_api_name(plan.op->kind);
     const double begin = host_microseconds();

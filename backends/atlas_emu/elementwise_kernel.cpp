@@ -14,6 +14,25 @@
 #include "unified_buffer.h"
 
 namespace nnplug::emu {
+
+// Each host thread keeps one Unified Buffer's storage for the cores it runs.
+std::byte* core_storage(int64_t bytes) {
+    struct Storage {
+        std::byte* data = nullptr;
+        int64_t size = 0;
+        ~Storage() { std::free(data); }
+    };
+    thread_local Storage storage;
+    if (storage.size < bytes) {
+        std::free(storage.data);
+        storage.data =
+            static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64)));
+        storage.size = storage.data ? bytes : 0;
+        if (!storage.data) throw std::bad_alloc();
+    }
+    return storage.data;
+}
+
 namespace {
 
 // Moves raw elements between the strided view and a contiguous buffer (no conversion).
@@ -42,24 +61,6 @@ void copy_view_range(const nnplug_op_desc& desc, const nnplug_tensor& t, int64_t
         copy_view(desc, t, begin, end, static_cast<uint32_t*>(contiguous), into_view);
     else
         copy_view(desc, t, begin, end, static_cast<uint16_t*>(contiguous), into_view);
-}
-
-// Each host thread keeps one Unified Buffer's storage for the cores it runs.
-std::byte* core_storage(int64_t bytes) {
-    struct Storage {
-        std::byte* data = nullptr;
-        int64_t size = 0;
-        ~Storage() { std::free(data); }
-    };
-    thread_local Storage storage;
-    if (storage.size < bytes) {
-        std::free(storage.data);
-        storage.data =
-            static_cast<std::byte*>(std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64)));
-        storage.size = storage.data ? bytes : 0;
-        if (!storage.data) throw std::bad_alloc();
-    }
-    return storage.data;
 }
 
 struct CoreResults {

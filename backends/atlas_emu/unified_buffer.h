@@ -12,6 +12,10 @@
 
 namespace nnplug::emu {
 
+// The storage of one core's Unified Buffer, at least `bytes`: each host thread keeps one for
+// the cores it runs (elementwise_kernel.cpp).
+std::byte* core_storage(int64_t bytes);
+
 class UnifiedBuffer {
 public:
     static constexpr int64_t kCopyUnit = 32;

@@ -104,6 +104,22 @@ public:
     void cross_entropy_grad_chunk(int64_t begin, int64_t end, float grad_scale, float all_weights) const;
     void chunk_targets(int64_t begin, int64_t end, int64_t* targets) const;
 
+    // A counted cross-entropy row's loss, from its target's logProb and the sum over classes
+    // of w[c] * logProb[c] (used only with label smoothing).
+    double cross_entropy_loss_of(float weight, float target_lp, double smooth) const {
+        return (1.0 - smoothing_) * -(static_cast<double>(weight) * target_lp) -
+               smoothing_ / static_cast<double>(call_.classes()) * smooth;
+    }
+    bool smooths() const { return smoothing_ > 0; }
+    // A gradient row's factors, for g its gradient and target -1 when ignored: the row is
+    // out[c] = a * exp(logProb[c]) - b * w[c], less nll at the target's class.
+    void grad_factors(float g, int64_t target, float all_weights, float& a, float& b, float& nll) const {
+        const float smooth = smoothing_ / static_cast<float>(call_.classes());
+        nll = target >= 0 ? g * (1.0f - smoothing_) * class_weight(target) : 0.0f;
+        a = nll + g * smooth * all_weights;
+        b = g * smooth;
+    }
+
 private:
     simd::RowBlock row_block(int in_slot, int out_slot, int64_t begin, int64_t end) const {
         return {sdk::element_address(call_.operand(in_slot), call_.row_start(in_slot, begin)),
@@ -200,9 +216,7 @@ inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight
     }
     const float w = counted ? class_weight(t) : 0.0f;
     double l = 0;
-    if (counted)
-        l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) -
-            smoothing_ / static_cast<double>(call_.classes()) * smooth;
+    if (counted) l = cross_entropy_loss_of(w, target_lp, smooth);
     if (!reduces()) call_.store(slots_.out, call_.row_start(slots_.out, row), static_cast<float>(l));
     loss = l;
     weight = w;
@@ -235,9 +249,8 @@ inline void ClassOp::cross_entropy_chunk(int64_t begin, int64_t end, double& los
         float w = 0;
         if (t >= 0) {
             w = class_weight(t);
-            const float target_lp = call_.load(slots_.self, in + r * in_row + t * stride) - lse[r];
-            l = (1.0 - smoothing_) * -(static_cast<double>(w) * target_lp) -
-                smoothing_ / static_cast<double>(call_.classes()) * smooth[r];
+            l = cross_entropy_loss_of(w, call_.load(slots_.self, in + r * in_row + t * stride) - lse[r],
+                                      smooth[r]);
         }
         if (!reduces()) call_.store(slots_.out, out + r * out_row, static_cast<float>(l));
         loss_sum += l;
@@ -250,16 +263,12 @@ inline void ClassOp::cross_entropy_grad_chunk(int64_t begin, int64_t end, float 
     float a[kClassRowChunk], b[kClassRowChunk], nll[kClassRowChunk];
     int64_t targets[kClassRowChunk];
     chunk_targets(begin, end, targets);
-    const float smooth = smoothing_ / static_cast<float>(call_.classes());
     const int grad_slot = NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS;
     const int64_t grad = reduces() ? 0 : call_.row_start(grad_slot, begin);
     const int64_t grad_row = reduces() ? 0 : call_.row_stride(grad_slot);
     for (int64_t r = 0; r < end - begin; ++r) {
         const float g = reduces() ? grad_scale : call_.load(grad_slot, grad + r * grad_row);
-        const int64_t t = targets[r];
-        nll[r] = t >= 0 ? g * (1.0f - smoothing_) * class_weight(t) : 0.0f;
-        a[r] = nll[r] + g * smooth * all_weights;
-        b[r] = g * smooth;
+        grad_factors(g, targets[r], all_weights, a[r], b[r], nll[r]);
     }
     simd::cross_entropy_grad_rows(row_block(slots_.self, slots_.out, begin, end), {a, b, nll, targets},
                                   dense_weights());

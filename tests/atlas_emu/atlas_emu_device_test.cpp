@@ -4,10 +4,12 @@
 #include <acl/acl.h>
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
+#include <aclnnop/aclnn_cross_entropy_loss.h>
 #include <gtest/gtest.h>
 #include <nnplug/ops/bce_math.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -491,6 +493,42 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
           "\"name\":\"aclnnBinaryCrossEntropyBackward\"", "\"blockDim\":48",
           "aclrtMemcpyAsync ACL_MEMCPY_HOST_TO_DEVICE", "\"ph\":\"X\""})
         EXPECT_TRUE(mentions(json, part)) << part;
+}
+
+// CrossEntropyLoss's kernel in the trace: rows over the cores, a vocabulary row in several
+// Unified Buffer tiles.
+TEST(AtlasEmuObservability, TheTraceShowsTheCrossEntropyTiling) {
+    ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
+    TempFolder folder;
+    const std::string trace = (folder.path() / "trace.json").string();
+    ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
+    ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config("    soc: Ascend910B\n")).c_str()), ACL_SUCCESS)
+        << message();
+    {
+        const int64_t classes = 129280;
+        DeviceTensor x(std::vector<float>(2 * classes, 0.5f), {2, classes}), t({1, 7}, {2}, ACL_INT64);
+        DeviceTensor loss(std::vector<float>(1), {1}), lp(std::vector<float>(2 * classes), {2, classes});
+        DeviceTensor zloss(std::vector<float>(1), {1}), lse(std::vector<float>(2), {2});
+        char mean[] = "mean";
+        uint64_t size = 0;
+        aclOpExecutor* executor = nullptr;
+        const aclnnStatus first = aclnnCrossEntropyLossGetWorkspaceSize(
+            x, t, nullptr, mean, -100, 0.0, 0.0, false, loss, lp, zloss, lse, &size, &executor);
+        ASSERT_EQ(nnplug::test::run_executor(first, size, executor, aclnnCrossEntropyLoss), ACLNN_SUCCESS)
+            << message();
+        // Every logit equal: the loss is ln C.
+        EXPECT_NEAR(loss.storage()[0], std::log(static_cast<double>(classes)), 1e-5);
+    }
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    std::ifstream file(trace);
+    std::stringstream text;
+    text << file.rdbuf();
+    const std::string json = text.str();
+    // 192 KiB of UB holds 14 blocks of 1024 float32 classes with their output, weights and
+    // alignment room: a row of 129,280 takes 10 tiles; 2 rows run on 2 cores.
+    for (const char* part : {"\"name\":\"aclnnCrossEntropyLoss\"", "\"blockDim\":2", "\"tileElements\":14336",
+                             "\"tilesPerRow\":10", "\"name\":\"CrossEntropyLoss\"", "\"tiles\":10"})
+        EXPECT_TRUE(mentions(json, part)) << part << "\n" << json.substr(0, 2000);
 }
 
 // A link planted at the trace's name is replaced by the trace, never written through, and

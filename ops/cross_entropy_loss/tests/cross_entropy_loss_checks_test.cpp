@@ -121,6 +121,42 @@ TEST_F(CrossEntropyLoss, MatchesTheFloat64ReferenceWithWeightsIgnoredRowsAndSmoo
                 }
 }
 
+// A row of a real vocabulary (CANN's own case lists use C = 129,280): larger than atlas_emu's
+// Unified Buffer, so its kernel tiles it along the class axis with the log-sum-exp carried
+// from tile to tile; the values are those of the whole row.
+TEST_F(CrossEntropyLoss, AVocabularyRowLargerThanTheUnifiedBufferGivesTheWholeRowsValues) {
+    const int64_t rows = 3, classes = 129280;
+    std::mt19937 random(11);
+    std::uniform_real_distribution<float> logit(-10.0f, 10.0f), weight(0.5f, 2.0f);
+    std::vector<float> input, weights;
+    for (int64_t i = 0; i < rows * classes; ++i) input.push_back(logit(random));
+    for (int64_t c = 0; c < classes; ++c) weights.push_back(weight(random));
+    input[static_cast<size_t>(classes + 100000)] = 60.0f;  // the row's maximum in a late tile
+    const std::vector<int64_t> target = {5, 100000, 129279};
+    DeviceTensor x(input, {rows, classes}), w(weights, {classes});
+    DeviceTensor t(std::vector<float>(target.begin(), target.end()), {rows}, ACL_INT64);
+    DeviceTensor loss(filled(rows, kSentinel), {rows}),
+        log_prob(filled(rows * classes, kSentinel), {rows, classes});
+    DeviceTensor zloss(filled(1, kSentinel), {1}), lse(filled(rows, kSentinel), {rows});
+    Call c;
+    c.weight = w;
+    c.reduction = "none";
+    c.smoothing = 0.1;
+    ASSERT_EQ(forward(x, t, c, loss, log_prob, zloss, lse), ACLNN_SUCCESS) << message();
+    const std::vector<double> x64(input.begin(), input.end()), w64(weights.begin(), weights.end());
+    const auto expected = nnplug::reference::cross_entropy_loss(x64, target, w64, classes, 0, -100, 0.1);
+    expect_near(loss.storage(), expected.loss, 1e-5, 1e-5);
+    expect_near(log_prob.storage(), expected.log_prob, 1e-5, 1e-5);
+    DeviceTensor grad_loss(filled(rows, 1.0f), {rows}),
+        out(filled(rows * classes, kSentinel), {rows, classes});
+    ASSERT_EQ(grad(grad_loss, log_prob, t, c, out), ACLNN_SUCCESS) << message();
+    const std::vector<float> lp = log_prob.storage();
+    const auto expected_grad = nnplug::reference::cross_entropy_loss_grad(
+        std::vector<double>(rows, 1.0), std::vector<double>(lp.begin(), lp.end()), target, w64, classes, 0,
+        -100, 0.1);
+    expect_near(out.storage(), expected_grad, 1e-5, 1e-7);
+}
+
 // exp(100) overflows float32: a log-sum-exp without its running max gives inf or NaN.
 TEST_F(CrossEntropyLoss, LogitsNearAHundredDoNotOverflow) {
     DeviceTensor x({100, 99, 98, -100, 0, 100}, {2, 3}), t({0, 2}, {2}, ACL_INT64);

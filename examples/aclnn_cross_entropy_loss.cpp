@@ -65,7 +65,7 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
     return 0;
 }
 
-int main() {
+int main() {  // NOLINT(readability-function-size)
     // 1.（固定写法）device/stream初始化,参考acl API对外接口列表
     // 根据自己的实际device填写deviceId
     int32_t deviceId = 0;

@@ -93,6 +93,8 @@ const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaReg
 }  // namespace
 }  // namespace nnplug
 
+// CANN declares the reduction `char*`; the prototypes keep it so programs compile unchanged.
+// NOLINTBEGIN(readability-non-const-parameter)
 extern "C" {
 
 aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(const aclTensor* input, const aclTensor* target,
@@ -132,3 +134,4 @@ aclnnStatus aclnnCrossEntropyLossGrad(void* workspace, uint64_t workspaceSize, a
 }
 
 }  // extern "C"
+// NOLINTEND(readability-non-const-parameter)

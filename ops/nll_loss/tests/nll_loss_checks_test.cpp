@@ -214,13 +214,11 @@ TEST_F(NllLoss, ATargetOutsideTheClassesIsRefusedWithNothingWritten) {
 TEST_F(NllLoss, StridedViewsGiveTheContiguousValues) {
     const Problem p = random_problem({5, 4}, -100, 99);
     std::vector<float> transposed(20);
-    for (int n = 0; n < 5; ++n)
-        for (int c = 0; c < 4; ++c)
-            transposed[static_cast<size_t>(c * 5 + n)] = p.self[static_cast<size_t>(n * 4 + c)];
+    for (size_t n = 0; n < 5; ++n)
+        for (size_t c = 0; c < 4; ++c) transposed[c * 5 + n] = p.self[n * 4 + c];
     DeviceTensor self_t(transposed, {4, 5}, {5, 4}, {1, 5}, 0, ACL_FLOAT);
     std::vector<float> spread(10, 0);
-    for (int n = 0; n < 5; ++n)
-        spread[static_cast<size_t>(2 * n)] = static_cast<float>(p.target[static_cast<size_t>(n)]);
+    for (size_t n = 0; n < 5; ++n) spread[2 * n] = static_cast<float>(p.target[n]);
     DeviceTensor target_s(spread, {10}, {5}, {2}, 0, ACL_INT64), weight(p.weight, {4});
     DeviceTensor out(filled(5, kSentinel), {5}), total(filled(1, kSentinel), {1});
     ASSERT_EQ(forward(false, self_t, target_s, weight, 0, -100, out, total), ACLNN_SUCCESS) << message();

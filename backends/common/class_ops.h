@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -142,14 +143,11 @@ private:
 };
 
 inline float ClassOp::vector_log_softmax(int64_t row, int64_t target, double& smooth) const {
+    float lse;
+    simd::log_softmax_rows(row_block(slots_.self, NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB, row, row + 1),
+                           dense_weights(), smoothing_ > 0, &lse, &smooth);
     const nnplug_tensor& in = call_.operand(slots_.self);
-    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
     const char* x = sdk::element_address(in, call_.row_start(slots_.self, row));
-    simd::LseState state;
-    simd::lse_update(x, in.dtype, call_.classes(), state);
-    const float lse = state.value();
-    void* lp = sdk::element_address_mutable(call_.operand(lp_slot), call_.row_start(lp_slot, row));
-    smooth = simd::log_softmax_row(x, in.dtype, call_.classes(), lse, lp, dense_weights(), smoothing_ > 0);
     return call_.in_range(target) ? load_as_f32(x, in.dtype, target) - lse : 0.0f;
 }
 
@@ -334,44 +332,146 @@ std::string check_targets(const ClassCall& call, int target_slot, Parallel&& par
     return {};
 }
 
+// Whether a cross-entropy call is a few rows of many classes (a vocabulary): each row's
+// segments then go across the threads, merged in order, so the bits are one thread's.
+inline bool wide_rows(const ClassOp& op) {
+    return op.vector_chunks() && op.call().rows() < 8 && op.call().classes() >= 4 * simd::kLseSegment;
+}
+
+inline int64_t segment_count(const ClassCall& call) {
+    return (call.classes() + simd::kLseSegment - 1) / simd::kLseSegment;
+}
+
+// One wide row of the forward: its segments' log-sum-exp, then their logProb, in parallel.
+template <typename Parallel>
+void wide_forward_row(const ClassOp& op, int64_t row, Parallel&& parallel, double& loss, double& weight) {
+    const ClassCall& call = op.call();
+    const ClassSlots slots = class_slots(op.op());
+    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
+    const nnplug_tensor& in = call.operand(slots.self);
+    const auto size = [&](int64_t s) {
+        return std::min(simd::kLseSegment, call.classes() - s * simd::kLseSegment);
+    };
+    const auto at = [&](int slot, int64_t s) {
+        return sdk::element_address_mutable(call.operand(slot),
+                                            call.row_start(slot, row) + s * simd::kLseSegment);
+    };
+    std::vector<simd::LseState> states(static_cast<size_t>(segment_count(call)));
+    parallel(segment_count(call), [&](int64_t first, int64_t last) {
+        for (int64_t s = first; s < last; ++s)
+            states[static_cast<size_t>(s)] = simd::row_lse(at(slots.self, s), in.dtype, size(s));
+    });
+    simd::LseState state;
+    for (const simd::LseState& segment : states) state.merge(segment);
+    const float lse = state.value();
+    std::vector<double> sums(states.size());
+    const float* weights = op.dense_weights();
+    parallel(segment_count(call), [&](int64_t first, int64_t last) {
+        for (int64_t s = first; s < last; ++s)
+            sums[static_cast<size_t>(s)] = simd::log_softmax_row(
+                at(slots.self, s), in.dtype, size(s), lse, at(lp_slot, s),
+                weights != nullptr ? weights + s * simd::kLseSegment : nullptr, op.smooths());
+    });
+    double smooth = 0;
+    for (const double sum : sums) smooth += sum;
+    const int64_t t = call.target(slots.target, row);
+    const bool counted = !call.ignored(t);
+    weight = counted ? op.class_weight(t) : 0.0f;
+    loss = counted ? op.cross_entropy_loss_of(static_cast<float>(weight),
+                                              load_as_f32(at(slots.self, 0), in.dtype, t) - lse, smooth)
+                   : 0.0;
+    if (!op.reduces()) call.store(slots.out, call.row_start(slots.out, row), static_cast<float>(loss));
+}
+
+// One wide row of the gradient: its segments in parallel, then the target's element.
+template <typename Parallel>
+void wide_gradient_row(const ClassOp& op, int64_t row, float scale, float all_weights, Parallel&& parallel) {
+    const ClassCall& call = op.call();
+    const ClassSlots slots = class_slots(op.op());
+    const nnplug_tensor& in = call.operand(slots.self);
+    const int64_t target = call.target(slots.target, row);
+    const int64_t t = call.ignored(target) ? -1 : target;
+    float g = scale;
+    if (!op.reduces()) {
+        const int slot = NNPLUG_CROSS_ENTROPY_LOSS_GRAD_GRAD_LOSS;
+        g = call.load(slot, call.row_start(slot, row));
+    }
+    float a, b, nll;
+    op.grad_factors(g, t, all_weights, a, b, nll);
+    const int64_t lp = call.row_start(slots.self, row), out = call.row_start(slots.out, row);
+    const float* weights = op.dense_weights();
+    parallel(segment_count(call), [&](int64_t first, int64_t last) {
+        for (int64_t s = first; s < last; ++s) {
+            const int64_t begin = s * simd::kLseSegment,
+                          n = std::min(simd::kLseSegment, call.classes() - begin);
+            char* into = sdk::element_address_mutable(call.operand(slots.out), out + begin);
+            if (t < 0) {
+                std::memset(into, 0,
+                            static_cast<size_t>(n) * nnplug_dtype_size(call.operand(slots.out).dtype));
+                continue;
+            }
+            simd::cross_entropy_grad_row(sdk::element_address(in, lp + begin), in.dtype, n, a, b,
+                                         weights != nullptr ? weights + begin : nullptr, into);
+        }
+    });
+    if (t < 0) return;
+    const float p = std::exp(call.load(slots.self, lp + t));
+    call.store(slots.out, out + t, a * p - b * op.class_weight(t) - nll);
+}
+
+// The rows chunk by chunk across the threads, each chunk's sums in row order; a wide call
+// row by row, its segments across the threads.
+template <typename Parallel>
+void forward_rows(const ClassOp& op, Parallel&& parallel, std::vector<double>& losses,
+                  std::vector<double>& weights) {
+    const ClassCall& call = op.call();
+    const bool cross_entropy = op.op() == NNPLUG_OP_CROSS_ENTROPY_LOSS;
+    if (cross_entropy && wide_rows(op)) {
+        for (int64_t row = 0; row < call.rows(); ++row) {  // fewer rows than a chunk: chunk 0, in row order
+            double loss, weight;
+            wide_forward_row(op, row, parallel, loss, weight);
+            losses[0] += loss;
+            weights[0] += weight;
+        }
+        return;
+    }
+    parallel(call.chunks(), [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c) {
+            double loss_sum = 0, weight_sum = 0;
+            if (cross_entropy && op.vector_chunks())
+                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk),
+                                       loss_sum, weight_sum);
+            else
+                for_chunk_rows(call, c, [&](int64_t row) {
+                    double loss, weight;
+                    if (cross_entropy)
+                        op.cross_entropy_row(row, loss, weight);
+                    else
+                        op.nll_row(row, loss, weight);
+                    loss_sum += loss;
+                    weight_sum += weight;
+                });
+            losses[static_cast<size_t>(c)] = loss_sum;
+            weights[static_cast<size_t>(c)] = weight_sum;
+        }
+    });
+}
+
 // The losses: per row (writing logProb and an unreduced loss), then the reduction and, for
 // NLLLoss, the total weight, from chunk partials.
 template <typename Parallel>
 void run_class_forward(const ClassOp& op, Parallel&& parallel) {
     const ClassCall& call = op.call();
     const ClassSlots slots = class_slots(op.op());
-    const bool cross_entropy = op.op() == NNPLUG_OP_CROSS_ENTROPY_LOSS;
     const int64_t chunks = call.chunks();
     std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
-    parallel(chunks, [&](int64_t first, int64_t last) {
-        for (int64_t c = first; c < last; ++c) {
-            double loss_sum = 0, weight_sum = 0;
-            if (cross_entropy && op.vector_chunks()) {
-                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk),
-                                       loss_sum, weight_sum);
-                losses[static_cast<size_t>(c)] = loss_sum;
-                weights[static_cast<size_t>(c)] = weight_sum;
-                continue;
-            }
-            for_chunk_rows(call, c, [&](int64_t row) {
-                double loss, weight;
-                if (cross_entropy)
-                    op.cross_entropy_row(row, loss, weight);
-                else
-                    op.nll_row(row, loss, weight);
-                loss_sum += loss;
-                weight_sum += weight;
-            });
-            losses[static_cast<size_t>(c)] = loss_sum;
-            weights[static_cast<size_t>(c)] = weight_sum;
-        }
-    });
+    forward_rows(op, parallel, losses, weights);
     if (!op.reduces()) return;
     const double loss = pairwise_sum(losses.data(), chunks);
     const double total = pairwise_sum(weights.data(), chunks);
     const double value = call.reduction() == NNPLUG_REDUCTION_MEAN ? loss / total : loss;
     call.store(slots.out, call.operand(slots.out).offset, static_cast<float>(value));
-    if (!cross_entropy)
+    if (op.op() != NNPLUG_OP_CROSS_ENTROPY_LOSS)
         call.store(NNPLUG_NLL_LOSS_TOTAL_WEIGHT, call.operand(NNPLUG_NLL_LOSS_TOTAL_WEIGHT).offset,
                    static_cast<float>(total));
 }
@@ -408,6 +508,11 @@ void run_class_backward(const ClassOp& op, Parallel&& parallel) {
     const bool nll = op.op() != NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD;
     const float scale = class_grad_scale(op, parallel);
     const float all_weights = nll ? 0.0f : static_cast<float>(op.all_class_weights());
+    if (!nll && wide_rows(op)) {
+        for (int64_t row = 0; row < call.rows(); ++row)
+            wide_gradient_row(op, row, scale, all_weights, parallel);
+        return;
+    }
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             if (!nll && op.vector_chunks()) {

@@ -69,25 +69,33 @@ HWY_INLINE void block_lse(const Raw<Dtype>* x, size_t n, float& max, double& sum
     sum = s;
 }
 
-// Adds a row's blocks to state (LseState: the running max and sum).
+// Adds a row's blocks to state (LseState: the running max and sum), block after block.
 template <int32_t Dtype>
 HWY_INLINE void lse_row(const Raw<Dtype>* row, int64_t count, LseState& state) {
     for (int64_t begin = 0; begin < count; begin += kLseBlock) {
-        const size_t n = static_cast<size_t>(std::min<int64_t>(kLseBlock, count - begin));
-        float m;
-        double s;
-        block_lse<Dtype>(row + begin, n, m, s);
-        if (std::isnan(m) || std::isnan(state.max)) {
-            state.max = std::numeric_limits<float>::quiet_NaN();
-            state.sum = std::numeric_limits<double>::quiet_NaN();
-        } else if (m > state.max) {
-            state.sum = state.sum * std::exp(static_cast<double>(state.max) - m) + s;
-            state.max = m;
-        } else if (s > 0) {
-            state.sum += s * std::exp(static_cast<double>(m) - state.max);
-        }
+        LseState block;
+        block_lse<Dtype>(row + begin, static_cast<size_t>(std::min<int64_t>(kLseBlock, count - begin)),
+                         block.max, block.sum);
+        state.merge(block);
     }
 }
+
+// A whole row's state: its segments, each block after block, merged in order.
+template <int32_t Dtype>
+HWY_INLINE LseState segmented_lse(const Raw<Dtype>* row, int64_t count) {
+    LseState state;
+    for (int64_t begin = 0; begin < count; begin += kLseSegment) {
+        LseState segment;
+        lse_row<Dtype>(row + begin, std::min<int64_t>(kLseSegment, count - begin), segment);
+        state.merge(segment);
+    }
+    return state;
+}
+
+// log_softmax of a whole row, its sum taken per segment and added in order.
+template <int32_t Dtype>
+HWY_INLINE double segmented_log_softmax(const Raw<Dtype>* in, int64_t count, float lse, Raw<Dtype>* into,
+                                        const float* weights, bool want_sum);
 
 template <int32_t Dtype>
 HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dtype>* into,
@@ -107,6 +115,17 @@ HWY_INLINE double log_softmax(const Raw<Dtype>* in, size_t n, float lse, Raw<Dty
         store_from_f32(into, Dtype, static_cast<int64_t>(i), lp);
         if (want_sum) total += static_cast<double>(weights != nullptr ? weights[i] * lp : lp);
     }
+    return total;
+}
+
+template <int32_t Dtype>
+HWY_INLINE double segmented_log_softmax(const Raw<Dtype>* in, int64_t count, float lse, Raw<Dtype>* into,
+                                        const float* weights, bool want_sum) {
+    double total = 0;
+    for (int64_t begin = 0; begin < count; begin += kLseSegment)
+        total +=
+            log_softmax<Dtype>(in + begin, static_cast<size_t>(std::min<int64_t>(kLseSegment, count - begin)),
+                               lse, into + begin, weights != nullptr ? weights + begin : nullptr, want_sum);
     return total;
 }
 
@@ -261,6 +280,15 @@ void CrossEntropyGradRow(const void* lp, int32_t dtype, int64_t count, float a, 
     });
 }
 
+LseState RowLse(const void* x, int32_t dtype, int64_t count) {
+    LseState state;
+    with_dtype(dtype, [&](auto type) {
+        constexpr int32_t Dtype = decltype(type)::value;
+        state = segmented_lse<Dtype>(static_cast<const Raw<Dtype>*>(x), count);
+    });
+    return state;
+}
+
 void LogSoftmaxRows(const RowBlock& rows, const float* weights, bool want_sum, float* lse, double* sums) {
     with_dtype(rows.dtype, [&](auto type) {
         constexpr int32_t Dtype = decltype(type)::value;
@@ -321,7 +349,24 @@ HWY_EXPORT(LseUpdate);
 HWY_EXPORT(LogSoftmaxRow);
 HWY_EXPORT(CrossEntropyGradRow);
 HWY_EXPORT(LogSoftmaxRows);
+HWY_EXPORT(RowLse);
 HWY_EXPORT(CrossEntropyGradRows);
+
+void LseState::merge(const LseState& later) {
+    if (std::isnan(later.max) || std::isnan(max)) {
+        max = std::numeric_limits<float>::quiet_NaN();
+        sum = std::numeric_limits<double>::quiet_NaN();
+    } else if (later.max > max) {
+        sum = sum * std::exp(static_cast<double>(max) - later.max) + later.sum;
+        max = later.max;
+    } else if (later.sum > 0) {
+        sum += later.sum * std::exp(static_cast<double>(later.max) - max);
+    }
+}
+
+LseState row_lse(const void* x, int32_t dtype, int64_t count) {
+    return HWY_DYNAMIC_DISPATCH(RowLse)(x, dtype, count);
+}
 
 float LseState::value() const {
     if (std::isnan(max) || std::isnan(sum)) return std::numeric_limits<float>::quiet_NaN();

@@ -11,8 +11,11 @@
 
 namespace nnplug::simd {
 
-// A row's log-sum-exp is computed over blocks of this many elements, in order.
+// A row's log-sum-exp is computed over blocks of this many elements, in order, and a long
+// row's over segments of kLseSegment elements merged in order: the same bits whether one
+// thread walks the row or several take its segments.
 constexpr int64_t kLseBlock = 1024;
+constexpr int64_t kLseSegment = 16 * kLseBlock;
 
 // The running maximum of a row and the sum of exp(x - max) so far.
 struct LseState {
@@ -20,6 +23,8 @@ struct LseState {
     double sum = 0;
     // log(sum(exp(x))) of what was added (-inf for nothing, NaN when a NaN was seen).
     float value() const;
+    // Adds what `later` holds, as if its elements had come after this state's.
+    void merge(const LseState& later);
 };
 
 // Adds x[0..count) (an nnplug_dtype) to state; count a multiple of kLseBlock unless these
@@ -45,6 +50,9 @@ struct RowBlock {
     int32_t dtype;  // of both
     int64_t rows, classes;
 };
+
+// The log-sum-exp state of a row by segments (kLseSegment), merged in order.
+LseState row_lse(const void* x, int32_t dtype, int64_t count);
 
 // log_softmax_row over each row of rows (in: logits, out: logProb), its log-sum-exp into
 // lse[r] and its sum into sums[r]. A short row is held in vector lanes; the values are those

@@ -36,7 +36,7 @@
 #include "dtype_convert_simd.h"
 #include "naive_bce.h"
 #include "repeats.h"
-#include "stream_triad.h"
+#include "side_by_side.h"
 #include "torch_bce.h"
 
 namespace nnplug::bench {
@@ -124,19 +124,7 @@ std::vector<BceCase> family_cases(const Options& options, aclDataType dtype, int
     return cases;
 }
 
-// Seconds per call of fn: calls repeated until min_seconds have passed (at least once).
-template <typename Fn>
-double seconds_per_call(Fn&& fn, double min_seconds) {
-    int64_t calls = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-        fn();
-        ++calls;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
-    return elapsed / static_cast<double>(calls);
-}
+using nnplug::bench::seconds_per_call;
 
 // The runtime of one backend for the lifetime of the object.
 class Session {

@@ -54,21 +54,10 @@ aclnnStatus run_call(const OpUnderTest& op, const Uploaded& uploaded, const Clas
                      std::string& message, bool& first_failed) {
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    aclnnStatus status = op.class_kit->first_phase(uploaded.arguments, c.attrs, &workspace_size, &executor);
-    first_failed = status != ACLNN_SUCCESS;
-    if (status == ACLNN_SUCCESS) {
-        void* workspace = nullptr;
-        if (workspace_size > 0 &&
-            aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-            message = aclGetRecentErrMsg();
-            aclDestroyAclOpExecutor(executor);
-            return ACLNN_ERR_INNER;
-        }
-        status = op.second_phase(workspace, workspace_size, executor, nullptr);
-        if (status == ACLNN_SUCCESS && aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
-            status = ACLNN_ERR_RUNTIME_ERROR;
-        if (workspace != nullptr) aclrtFree(workspace);
-    }
+    const aclnnStatus first =
+        op.class_kit->first_phase(uploaded.arguments, c.attrs, &workspace_size, &executor);
+    first_failed = first != ACLNN_SUCCESS;
+    const aclnnStatus status = run_executor(first, workspace_size, executor, op.second_phase);
     if (status != ACLNN_SUCCESS) message = aclGetRecentErrMsg();
     return status;
 }

@@ -94,11 +94,9 @@ const OpUnderTest& op_named(const std::string& name) {
     throw std::out_of_range("no op called '" + name + "' in the test catalog");
 }
 
-aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
-                   const std::vector<int64_t>& attrs, aclrtStream stream) {
-    uint64_t workspace_size = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus first = op.first_phase(tensors, attrs, &workspace_size, &executor);
+aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecutor* executor,
+                         aclnnStatus (*second_phase)(void*, uint64_t, aclOpExecutor*, aclrtStream),
+                         aclrtStream stream) {
     if (first != ACLNN_SUCCESS) return first;
     void* workspace = nullptr;
     if (workspace_size > 0 &&
@@ -106,11 +104,19 @@ aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& t
         aclDestroyAclOpExecutor(executor);
         return ACLNN_ERR_INNER;
     }
-    aclnnStatus status = op.second_phase(workspace, workspace_size, executor, stream);
+    aclnnStatus status = second_phase(workspace, workspace_size, executor, stream);
     if (status == ACLNN_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS)
         status = ACLNN_ERR_RUNTIME_ERROR;
     if (workspace != nullptr) aclrtFree(workspace);
     return status;
+}
+
+aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
+                   const std::vector<int64_t>& attrs, aclrtStream stream) {
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus first = op.first_phase(tensors, attrs, &workspace_size, &executor);
+    return run_executor(first, workspace_size, executor, op.second_phase, stream);
 }
 
 }  // namespace nnplug::conformance

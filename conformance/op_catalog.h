@@ -177,6 +177,14 @@ const std::vector<OpUnderTest>& class_op_catalog();
 // The op called name; throws std::out_of_range for an unknown one.
 const OpUnderTest& op_named(const std::string& name);
 
+// The second phase of a first phase's result (first, its workspace size and executor): runs
+// the executor with a fresh device workspace on stream (null: the default stream) and
+// synchronizes it; returns first when that failed, else the first failing status (an
+// asynchronous backend reports a kernel's refusal at the synchronize).
+aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecutor* executor,
+                         aclnnStatus (*second_phase)(void*, uint64_t, aclOpExecutor*, aclrtStream),
+                         aclrtStream stream = nullptr);
+
 // Runs a first phase and its second phase with a fresh device workspace on stream (null:
 // the default stream), then synchronizes it. Returns the first non-success status (with
 // the message in aclGetRecentErrMsg).

@@ -193,18 +193,14 @@ bool ClassLaunch::gradient_row(UnifiedBuffer& ub, int64_t row) {
 }
 
 void ClassLaunch::finish_forward() const {
-    if (!op_.reduces()) return;
     const int64_t chunks = call_.chunks();
     std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
-    for (int64_t c = 0; c < chunks; ++c)
-        for (int64_t row = c * common::kClassRowChunk;
-             row < std::min(call_.rows(), (c + 1) * common::kClassRowChunk); ++row) {
-            losses[static_cast<size_t>(c)] += losses_[static_cast<size_t>(row)];
-            weights[static_cast<size_t>(c)] += weights_[static_cast<size_t>(row)];
-        }
-    const double loss = pairwise_sum(losses.data(), chunks), total = pairwise_sum(weights.data(), chunks);
-    const double value = call_.reduction() == NNPLUG_REDUCTION_MEAN ? loss / total : loss;
-    call_.store(slots_.out, call_.operand(slots_.out).offset, static_cast<float>(value));
+    for (int64_t row = 0; row < call_.rows();
+         ++row) {  // each chunk's rows in order, as the row model adds them
+        losses[static_cast<size_t>(row / common::kClassRowChunk)] += losses_[static_cast<size_t>(row)];
+        weights[static_cast<size_t>(row / common::kClassRowChunk)] += weights_[static_cast<size_t>(row)];
+    }
+    common::store_reduction(op_, losses, weights);
 }
 
 // The host's share of a launch, in the order a device runs it.

@@ -457,23 +457,30 @@ void forward_rows(const ClassOp& op, Parallel&& parallel, std::vector<double>& l
     });
 }
 
-// The losses: per row (writing logProb and an unreduced loss), then the reduction and, for
-// NLLLoss, the total weight, from chunk partials.
-template <typename Parallel>
-void run_class_forward(const ClassOp& op, Parallel&& parallel) {
+// A reducing loss's outputs from its chunks' sums, added pairwise: the mean or sum, and
+// NLLLoss's total weight.
+inline void store_reduction(const ClassOp& op, const std::vector<double>& losses,
+                            const std::vector<double>& weights) {
+    if (!op.reduces()) return;
     const ClassCall& call = op.call();
     const ClassSlots slots = class_slots(op.op());
-    const int64_t chunks = call.chunks();
-    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
-    forward_rows(op, parallel, losses, weights);
-    if (!op.reduces()) return;
-    const double loss = pairwise_sum(losses.data(), chunks);
-    const double total = pairwise_sum(weights.data(), chunks);
+    const double loss = pairwise_sum(losses.data(), static_cast<int64_t>(losses.size()));
+    const double total = pairwise_sum(weights.data(), static_cast<int64_t>(weights.size()));
     const double value = call.reduction() == NNPLUG_REDUCTION_MEAN ? loss / total : loss;
     call.store(slots.out, call.operand(slots.out).offset, static_cast<float>(value));
     if (op.op() != NNPLUG_OP_CROSS_ENTROPY_LOSS)
         call.store(NNPLUG_NLL_LOSS_TOTAL_WEIGHT, call.operand(NNPLUG_NLL_LOSS_TOTAL_WEIGHT).offset,
                    static_cast<float>(total));
+}
+
+// The losses: per row (writing logProb and an unreduced loss), then the reduction and, for
+// NLLLoss, the total weight, from chunk partials.
+template <typename Parallel>
+void run_class_forward(const ClassOp& op, Parallel&& parallel) {
+    const int64_t chunks = op.call().chunks();
+    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
+    forward_rows(op, parallel, losses, weights);
+    store_reduction(op, losses, weights);
 }
 
 // The factor a reduced gradient applies to every row: gradOutput, divided for mean by the

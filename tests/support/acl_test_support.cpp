@@ -69,20 +69,4 @@ aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const ac
     return run_op(op_named("forward"), {self, target, weight, out}, {reduction});
 }
 
-aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecutor* executor,
-                         aclnnStatus (*second)(void*, uint64_t, aclOpExecutor*, aclrtStream)) {
-    if (first != ACLNN_SUCCESS) return first;
-    void* workspace = nullptr;
-    if (workspace_size > 0 &&
-        aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-        aclDestroyAclOpExecutor(executor);
-        return ACLNN_ERR_INNER;
-    }
-    aclnnStatus status = second(workspace, workspace_size, executor, nullptr);
-    if (status == ACLNN_SUCCESS && aclrtSynchronizeStream(nullptr) != ACL_SUCCESS)
-        status = ACLNN_ERR_RUNTIME_ERROR;
-    if (workspace != nullptr) aclrtFree(workspace);
-    return status;
-}
-
 }  // namespace nnplug::test

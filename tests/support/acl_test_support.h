@@ -60,10 +60,13 @@ aclnnStatus run_backward(const aclTensor* grad, const aclTensor* self, const acl
 aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight,
                         int64_t reduction, aclTensor* out);
 
-// The second phase of a first phase's result: runs the executor with a fresh workspace on
-// the default stream and synchronizes it; returns first when that failed, else the first
-// failing status (an asynchronous backend reports a kernel's refusal at the synchronize).
-aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecutor* executor,
-                         aclnnStatus (*second)(void*, uint64_t, aclOpExecutor*, aclrtStream));
+// The most recent error message, and a vector of `count` copies of value: what every op
+// test asks for.
+inline std::string message() {
+    return aclGetRecentErrMsg();
+}
+inline std::vector<float> filled(size_t count, float value) {
+    return std::vector<float>(count, value);
+}
 
 }  // namespace nnplug::test

@@ -18,16 +18,10 @@
 namespace {
 
 using nnplug::test::DeviceTensor;
+using nnplug::test::filled;
+using nnplug::test::message;
 
 constexpr float kSentinel = 1234.5f;
-
-std::string message() {
-    return aclGetRecentErrMsg();
-}
-
-std::vector<float> filled(size_t count, float value) {
-    return std::vector<float>(count, value);
-}
 
 // The op's arguments, with CANN's defaults.
 struct Call {

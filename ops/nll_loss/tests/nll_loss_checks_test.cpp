@@ -20,16 +20,10 @@
 namespace {
 
 using nnplug::test::DeviceTensor;
+using nnplug::test::filled;
+using nnplug::test::message;
 
 constexpr float kSentinel = 1234.5f;
-
-std::string message() {
-    return aclGetRecentErrMsg();
-}
-
-std::vector<float> filled(size_t count, float value) {
-    return std::vector<float>(count, value);
-}
 
 aclnnStatus forward(bool two_d, const aclTensor* self, const aclTensor* target, const aclTensor* weight,
                     int64_t reduction, int64_t ignore, aclTensor* out, aclTensor* total) {

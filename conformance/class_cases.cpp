@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "kit_internal.h"
 
@@ -51,13 +52,13 @@ struct Uploaded {
 // Both phases and a synchronize; the message of the first failure in `message`, and
 // whether it was the first phase that failed.
 aclnnStatus run_call(const OpUnderTest& op, const Uploaded& uploaded, const ClassCase& c,
-                     std::string& message, bool& first_failed) {
+                     std::string& message, bool& first_failed, aclrtStream stream = nullptr) {
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
     const aclnnStatus first =
         op.class_kit->first_phase(uploaded.arguments, c.attrs, &workspace_size, &executor);
     first_failed = first != ACLNN_SUCCESS;
-    const aclnnStatus status = run_executor(first, workspace_size, executor, op.second_phase);
+    const aclnnStatus status = run_executor(first, workspace_size, executor, op.second_phase, stream);
     if (status != ACLNN_SUCCESS) message = aclGetRecentErrMsg();
     return status;
 }
@@ -97,11 +98,11 @@ std::string check_refused(const OpUnderTest& op, const ClassCase& c, const Uploa
 
 }  // namespace
 
-std::string run_class_case(const OpUnderTest& op, const ClassCase& c) {
+std::string run_class_case(const OpUnderTest& op, const ClassCase& c, aclrtStream stream) {
     const Uploaded uploaded(c);
     std::string message;
     bool first_failed = false;
-    const aclnnStatus status = run_call(op, uploaded, c, message, first_failed);
+    const aclnnStatus status = run_call(op, uploaded, c, message, first_failed, stream);
     // A call a backend refuses at the first phase (a dtype or an op its SoC lacks) is a
     // refusal, if it is well-formed: the data is not known there.
     if (first_failed && refusal_fault(op, status, message).empty()) return kRefusedPrefix + message;
@@ -234,6 +235,38 @@ void run_class_error_group(KitContext& kit, const OpUnderTest& op) {
     } catch (const std::exception& error) {
         kit.report.fail(kGroupErrors, op.api, "setup", error.what());
     }
+}
+
+// Host threads at once, each on a stream of its own, each running every case a few times:
+// every run must meet the case's expectations as a lone run does.
+void run_class_concurrency_group(KitContext& kit, const OpUnderTest& op) {
+    const std::vector<ClassCase> all = op.class_kit->random(kit.seed + 77, true);
+    const std::vector<ClassCase> cases(all.begin(), all.begin() + std::min<size_t>(all.size(), 6));
+    const unsigned threads = std::max(2u, kit.threads);
+    const int repeats = kit.quick ? 2 : 4;
+    running(kGroupConcurrency, op.api, "threads_" + std::to_string(threads));
+    std::vector<std::string> faults(threads);
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            aclrtStream stream = nullptr;
+            if (aclrtCreateStream(&stream) != ACL_SUCCESS) {
+                faults[t] = std::string("aclrtCreateStream: ") + aclGetRecentErrMsg();
+                return;
+            }
+            for (int r = 0; r < repeats && faults[t].empty(); ++r)
+                for (size_t i = 0; i < cases.size() && faults[t].empty(); ++i) {
+                    const std::string why = run_class_case(op, cases[i], stream);
+                    if (!why.empty() && why.rfind(kRefusedPrefix, 0) != 0)
+                        faults[t] = cases[i].name + " on thread " + std::to_string(t) + ": " + why;
+                }
+            aclrtDestroyStream(stream);
+        });
+    for (std::thread& worker : workers) worker.join();
+    for (const std::string& fault : faults)
+        if (!fault.empty())
+            return kit.report.fail(kGroupConcurrency, op.api, "threads_" + std::to_string(threads), fault);
+    kit.report.pass(kGroupConcurrency, op.api);
 }
 
 void run_class_golden_group(KitContext& kit, const OpUnderTest& op) {

@@ -151,7 +151,7 @@ struct OpUnderTest {
 // device tensors made from its HostTensors; returns why the outcome is not the case's
 // expectation, or "" (or "refused: <message>" when the backend refused the valid call at
 // its first phase, well-formed). (class_cases.cpp)
-std::string run_class_case(const OpUnderTest& op, const ClassCase& c);
+std::string run_class_case(const OpUnderTest& op, const ClassCase& c, aclrtStream stream = nullptr);
 // Runs a class case and reads back operand `slot` (an output); returns the failure's
 // message ("refused: <message>" for a well-formed first-phase refusal), or "".
 std::string run_class_case_output(const OpUnderTest& op, const ClassCase& c, size_t slot,

@@ -269,6 +269,46 @@ void run_class_concurrency_group(KitContext& kit, const OpUnderTest& op) {
     kit.report.pass(kGroupConcurrency, op.api);
 }
 
+// The op's first operand in host memory: the backend computes the call as with device
+// memory (its outputs meet the case's expectations) or refuses it at the first phase,
+// well-formed and naming the operand.
+void run_class_refusal_group(KitContext& kit, const OpUnderTest& op) {
+    const std::string name = "host_memory_" + op.operands.front();
+    running(kGroupRefusals, op.api, name);
+    try {
+        const ClassCase c = op.class_kit->random(kit.seed + 7, true).front();
+        std::vector<uint8_t> host = encode(c.tensors[0].values, c.tensors[0].dtype);
+        const std::vector<int64_t>& shape = c.tensors[0].shape;
+        const std::vector<int64_t> strides = contiguous_strides(shape);
+        aclTensor* host_operand =
+            aclCreateTensor(shape.data(), shape.size(), c.tensors[0].dtype, strides.data(), 0, ACL_FORMAT_ND,
+                            shape.data(), shape.size(), host.data());
+        Uploaded uploaded(c);
+        uploaded.arguments[0] = host_operand;
+        std::string message;
+        bool first_failed = false;
+        const aclnnStatus status = run_call(op, uploaded, c, message, first_failed);
+        aclDestroyTensor(host_operand);
+        std::string fault;
+        if (first_failed) {
+            fault = refusal_fault(op, status, message);
+            if (fault.empty() && message.find(op.operands.front()) == std::string::npos)
+                fault = "the refusal does not name the operand " + op.operands.front() + ": " + message;
+            if (fault.empty()) return kit.report.refuse(kGroupRefusals, op.api, name, message);
+        } else if (status != ACLNN_SUCCESS) {
+            fault = "accepted at the first phase, then failed: " + message;
+        }
+        for (size_t slot = 0; fault.empty() && slot < c.expected.size(); ++slot)
+            if (!c.expected[slot].empty()) fault = compare_output(op, c, uploaded, slot);
+        if (fault.empty())
+            kit.report.pass(kGroupRefusals, op.api);
+        else
+            kit.report.fail(kGroupRefusals, op.api, name, fault);
+    } catch (const std::exception& error) {
+        kit.report.fail(kGroupRefusals, op.api, name, error.what());
+    }
+}
+
 void run_class_golden_group(KitContext& kit, const OpUnderTest& op) {
     for (const auto& [api, c] : kit.class_golden)
         if (api == op.api) record(kit, kGroupGolden, op, c);

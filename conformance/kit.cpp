@@ -386,14 +386,11 @@ void run_groups(const Isolation& isolation, KitContext& kit, const std::vector<c
         {kGroupErrors, run_error_group},     {kGroupConcurrency, run_concurrency_group},
         {kGroupRefusals, run_refusal_group},
     };
-    // The ops with a class axis run their folders' cases; the host-memory group is the
-    // elementwise ops' for now.
+    // The ops with a class axis run their folders' cases.
     const std::pair<const char*, void (*)(KitContext&, const OpUnderTest&)> per_class_op[] = {
-        {kGroupGolden, run_class_golden_group},
-        {kGroupRandom, run_class_random_group},
-        {kGroupErrors, run_class_error_group},
-        {kGroupConcurrency, run_class_concurrency_group},
-        {kGroupRefusals, nullptr},
+        {kGroupGolden, run_class_golden_group},    {kGroupRandom, run_class_random_group},
+        {kGroupErrors, run_class_error_group},     {kGroupConcurrency, run_class_concurrency_group},
+        {kGroupRefusals, run_class_refusal_group},
     };
     for (size_t g = 0; g < std::size(per_op); ++g) {
         const auto& [group, run] = per_op[g];

@@ -118,11 +118,13 @@ struct KitContext {
 };
 
 // The ops with a class axis (class_cases.cpp): their golden, random (with the finite
-// differences of a gradient), error and concurrency groups, over the cases their folders make.
+// differences of a gradient), error, concurrency and refusal groups, over the cases their
+// folders make.
 void run_class_golden_group(KitContext& kit, const OpUnderTest& op);
 void run_class_random_group(KitContext& kit, const OpUnderTest& op);
 void run_class_error_group(KitContext& kit, const OpUnderTest& op);
 void run_class_concurrency_group(KitContext& kit, const OpUnderTest& op);
+void run_class_refusal_group(KitContext& kit, const OpUnderTest& op);  // the first operand in host memory
 // The cases of a *_golden.cases file (tools/golden/generate_class_golden.py), with their api.
 std::vector<std::pair<std::string, ClassCase>> load_class_golden_cases(const std::string& file);
 

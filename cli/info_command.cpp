@@ -155,6 +155,8 @@ int print_op_schemas() {
         for (size_t slot = 0; slot < op.operand_count; ++slot) print_operand(op, slot);
         fmt::print("  attributes:\n");
         for (size_t a = 0; a < op.attr_count; ++a) print_attr(op.attrs[a]);
+        if (op.gradient_of >= 0)
+            fmt::print("  gradient of {} with respect to self\n", nnplug_op_api_name(op.gradient_of));
         if (op.class_axis == NNPLUG_CLASS_AXIS_SECOND_OR_ONLY)
             fmt::print("  class axis: dim 1 of self, or dim 0 when self has one dim\n");
         std::vector<const char*> checks;

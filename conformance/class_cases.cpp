@@ -206,7 +206,18 @@ void record_error(KitContext& kit, const OpUnderTest& op, const ClassCase& c, ac
 void run_class_random_group(KitContext& kit, const OpUnderTest& op) {
     try {
         for (const ClassCase& c : op.class_kit->random(kit.seed, kit.quick)) record(kit, kGroupRandom, op, c);
-        if (op.class_kit->gradient_check == nullptr) return;
+        // A gradient the schema names (gradient_of) is checked against its loss's finite differences.
+        const nnplug_op_schema* schema = schema_of(op);
+        const bool gradient = schema != nullptr && schema->gradient_of >= 0;
+        if (gradient != (op.class_kit->gradient_check != nullptr)) {
+            kit.report.fail(
+                kGroupRandom, op.api, "finite_differences",
+                gradient ? "the schema names a loss this op is the gradient of, but its kit entry "
+                           "has no finite differences"
+                         : "the kit entry checks finite differences of an op the schema links to no loss");
+            return;
+        }
+        if (!gradient) return;
         running(kGroupRandom, op.api, "finite_differences");
         std::string why;
         try {

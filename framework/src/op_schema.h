@@ -213,6 +213,9 @@ struct OpSchema {
     ReducedShape reduced_shape = ReducedShape::kScalarOrOne;
     MeanCount mean_count = MeanCount::kIteration;
     NumericPromise promise = NumericPromise::kTolerance;
+    // (optional) The op kind whose loss this op is the gradient of, with respect to self
+    // (-1: none); the kit checks a gradient against finite differences of that loss.
+    int32_t gradient_of = -1;
     ClassAxis class_axis = ClassAxis::kNone;
     // The status of a failed attribute check (CANN's tiling refuses some with 561002).
     aclnnStatus attr_status = ACLNN_ERR_PARAM_INVALID;

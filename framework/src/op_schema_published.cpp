@@ -86,7 +86,8 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
                 static_cast<nnplug_mean_count>(schema.mean_count),
                 schema.extra_check != nullptr,
                 static_cast<nnplug_numeric_promise>(schema.promise),
-                static_cast<nnplug_class_axis>(schema.class_axis)};
+                static_cast<nnplug_class_axis>(schema.class_axis),
+                schema.gradient_of};
     return op;
 }
 

@@ -27,26 +27,27 @@ const OpSchema kForward = {
     kCheckOrder,
 };
 
-const OpSchema kBackward = {
-    NNPLUG_OP_BCE_BACKWARD,
-    "aclnnBinaryCrossEntropyBackward",
-    {
-        OperandSpec::in("gradOutput", ShapeRule::kBroadcastsTo).promoting(),
-        OperandSpec::in("self", ShapeRule::kIteration).same_format_as_self().promoting(),
-        OperandSpec::in("target", ShapeRule::kBroadcastsTo).same_format_as_self().promoting(),
-        OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo)
-            .may_be_null()
-            .same_format_as_self()
-            .promoting(),
-        OperandSpec::out("out", ShapeRule::kEqualsIteration),
-    },
-    {kReductionAttr},
-    kCheckOrder,
-    false,
-    ReducedShape::kScalarOrOne,
-    MeanCount::kIteration,
-    NumericPromise::kCanonicalBits,  // every operation of the expression is exactly rounded
-};
+const OpSchema kBackward = [] {
+    OpSchema schema{
+        NNPLUG_OP_BCE_BACKWARD,
+        "aclnnBinaryCrossEntropyBackward",
+        {
+            OperandSpec::in("gradOutput", ShapeRule::kBroadcastsTo).promoting(),
+            OperandSpec::in("self", ShapeRule::kIteration).same_format_as_self().promoting(),
+            OperandSpec::in("target", ShapeRule::kBroadcastsTo).same_format_as_self().promoting(),
+            OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo)
+                .may_be_null()
+                .same_format_as_self()
+                .promoting(),
+            OperandSpec::out("out", ShapeRule::kEqualsIteration),
+        },
+        {kReductionAttr},
+        kCheckOrder,
+    };
+    schema.promise = NumericPromise::kCanonicalBits;  // every operation of the expression is exactly rounded
+    schema.gradient_of = NNPLUG_OP_BCE_FORWARD;
+    return schema;
+}();
 
 const SchemaRegistration kPublished[] = {SchemaRegistration{kForward}, SchemaRegistration{kBackward}};
 

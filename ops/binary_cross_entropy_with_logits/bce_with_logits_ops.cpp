@@ -51,14 +51,17 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, const char* outpu
             OperandSpec::in("target", ShapeRule::kEqualsIteration).same_format_as_self().promoting(),
             OperandSpec::in("weightOptional", ShapeRule::kBroadcastsTo).may_be_null().promoting(),
             OperandSpec::in("posWeightOptional", ShapeRule::kBroadcastsTo).may_be_null().promoting(),
-            {output, true, false, ShapeRule::kEqualsIteration, true, false,
-             NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET},
+            OperandSpec::out(output, ShapeRule::kEqualsIteration)
+                .same_format_as_self()
+                .dtype_equal_to(NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET),
         },
         {kReductionAttr},
         {Check::kNull, Check::kRank, Check::kDtype, Check::kFormat, Check::kShape, Check::kAttrs,
          Check::kPromotion},
     };
     schema.promise = NumericPromise::kCanonicalOrder;  // only exp and log are the backend's own
+    // The gradient with respect to self; the target's (gradTarget) has no such link.
+    if (kind == NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD) schema.gradient_of = NNPLUG_OP_BCE_WITH_LOGITS;
     return schema;
 }
 

@@ -82,6 +82,7 @@ OpSchema grad_schema() {
     schema.mean_count = MeanCount::kWeights;
     schema.class_axis = ClassAxis::kSecondOrOnly;
     schema.attr_status = ACLNN_ERR_INNER_TILING_ERROR;
+    schema.gradient_of = NNPLUG_OP_CROSS_ENTROPY_LOSS;
     return schema;
 }
 

@@ -51,6 +51,7 @@ OpSchema backward_schema() {
     };
     schema.mean_count = MeanCount::kSelf;
     schema.promise = NumericPromise::kCanonicalBits;  // three exactly rounded operations
+    schema.gradient_of = NNPLUG_OP_MSE_LOSS;
     return schema;
 }
 

@@ -76,6 +76,7 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, bool two_d) {
     };
     schema.mean_count = MeanCount::kWeights;
     schema.class_axis = ClassAxis::kSecondOrOnly;
+    schema.gradient_of = two_d ? NNPLUG_OP_NLL_LOSS_2D : NNPLUG_OP_NLL_LOSS;
     return schema;
 }
 

@@ -50,7 +50,8 @@ size_t nnplug_test_schema_text_from_c(char* text, size_t size) {
                       op->promise * 10000 + op->empty_reduction_written * 1000 + op->reduced_shape * 100 +
                           op->mean_count * 10 + op->has_extra_check,
                       0);
-        used = append(text, size, used, "%saxis %lld\n", "", op->class_axis, 0);
+        used =
+            append(text, size, used, "%saxis %lld gradient of %lld\n", "", op->class_axis, op->gradient_of);
     }
     return used;
 }

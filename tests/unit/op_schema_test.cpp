@@ -162,6 +162,27 @@ TEST(OpSchema, PublishesTheDocumentedRules) {
         "gradTarget");
 }
 
+// Each gradient names the loss it is the gradient of: a loss with a reduction, itself no
+// gradient; the kit checks the pair against finite differences.
+TEST(OpSchema, GradientsNameTheirLoss) {
+    const std::pair<nnplug_op_kind, nnplug_op_kind> links[] = {
+        {NNPLUG_OP_BCE_BACKWARD, NNPLUG_OP_BCE_FORWARD},
+        {NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, NNPLUG_OP_BCE_WITH_LOGITS},
+        {NNPLUG_OP_MSE_LOSS_BACKWARD, NNPLUG_OP_MSE_LOSS},
+        {NNPLUG_OP_NLL_LOSS_BACKWARD, NNPLUG_OP_NLL_LOSS},
+        {NNPLUG_OP_NLL_LOSS_2D_BACKWARD, NNPLUG_OP_NLL_LOSS_2D},
+        {NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD, NNPLUG_OP_CROSS_ENTROPY_LOSS}};
+    for (const auto& [gradient, loss] : links) EXPECT_EQ(schema_of(gradient).gradient_of, loss) << gradient;
+    EXPECT_EQ(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD).gradient_of, -1);  // w.r.t. target
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema& op = *nnplug_op_schema_at(i);
+        if (op.gradient_of < 0) continue;
+        const nnplug_op_schema& loss = schema_of(static_cast<nnplug_op_kind>(op.gradient_of));
+        EXPECT_EQ(loss.gradient_of, -1) << op.api;
+        EXPECT_EQ(loss.class_axis, op.class_axis) << op.api;
+    }
+}
+
 // The class-axis ops' columns (docs/ops/nll_loss.md, docs/ops/cross_entropy_loss.md).
 TEST(OpSchema, PublishesTheClassAxisRules) {
     const uint32_t integer_targets = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I64) | NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_I32) |
@@ -226,7 +247,7 @@ std::string schema_text_from_cpp() {
             text += fmt::format(" {}", static_cast<int>(op.checks[c]));
         text += fmt::format(" {}\n", op.promise * 10000 + op.empty_reduction_written * 1000 +
                                          op.reduced_shape * 100 + op.mean_count * 10 + op.has_extra_check);
-        text += fmt::format("axis {}\n", static_cast<int>(op.class_axis));
+        text += fmt::format("axis {} gradient of {}\n", static_cast<int>(op.class_axis), op.gradient_of);
     }
     return text;
 }
@@ -238,7 +259,7 @@ TEST(OpSchema, ACProgramReadsWhatCppReads) {
     const std::string from_c(buffer.data(), length);
     EXPECT_EQ(from_c, schema_text_from_cpp());
     EXPECT_NE(from_c.find("aclnnMseLoss 5: self/1d-1r0t7k0e0 target/401d-1r0t7k0e0 out/10500d-1r0t7k0e0 | "
-                          "reduction[0,2]:0/0 | checks 0 2 6 1 5 4 1100\naxis 0\n"),
+                          "reduction[0,2]:0/0 | checks 0 2 6 1 5 4 1100\naxis 0 gradient of -1\n"),
               std::string::npos)
         << from_c;
     EXPECT_NE(from_c.find(" weightOptional/1300d-1r1t7k0e0 posWeightOptional/1300d-1r1t7k0e0 "),

@@ -148,6 +148,7 @@ typedef struct nnplug_op_schema {
     int32_t has_extra_check;
     nnplug_numeric_promise promise;
     nnplug_class_axis class_axis;
+    int32_t gradient_of; /* the nnplug_op_kind whose loss this op is the gradient of, or -1 */
 } nnplug_op_schema;
 
 /* How many ops libnnplug implements. */

@@ -402,7 +402,9 @@ void run_groups(const Isolation& isolation, KitContext& kit, const std::vector<c
             run_in_child(isolation, kit, group, op->api, [&, run = run, class_run](KitContext& child) {
                 if (op->class_kit != nullptr) return class_run(child, *op);
                 run(child, *op);
-                if (random) run_large_offset_case(child, *op);
+                if (!random) return;
+                run_large_offset_case(child, *op);
+                run_finite_differences(child, *op);
             });
         }
         if (std::string(group) == kGroupRandom)

@@ -1,8 +1,16 @@
 // The kit's groups that do not compare numbers: every first-phase error with its code, the
 // second phase's misuse, empty calls, a host-memory operand (a refusal must be well-formed),
-// and the device memory rules of aclrtMalloc, aclrtMemcpy, aclrtMemset and aclrtFree.
+// and the device memory rules of aclrtMalloc, aclrtMemcpy, aclrtMemset and aclrtFree; and two
+// checks of the random group: views past 2^31 elements, a gradient's finite differences.
+#include <nnplug/op_schema.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
+#include <random>
 #include <stdexcept>
 
 #include "kit_internal.h"
@@ -600,6 +608,105 @@ private:
 };
 
 }  // namespace
+
+namespace {
+
+// A value of role for a finite-difference check: away from the clamps and edges where a
+// central difference would straddle a kink (a probability near 0 or 1).
+float smooth_value(const std::string& role, SelfValues self_values, std::mt19937_64& random) {
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    if (role == "self")
+        return self_values == SelfValues::kProbability ? 0.15f + 0.7f * unit(random)
+               : self_values == SelfValues::kLogit     ? -3.0f + 6.0f * unit(random)
+                                                       : -2.0f + 4.0f * unit(random);
+    if (role == "target")
+        return self_values == SelfValues::kReal ? -2.0f + 4.0f * unit(random) : unit(random);
+    return 0.5f + unit(random);  // weight, posWeight
+}
+
+// The loss (reduction sum) of self_values with the other inputs as given, on the backend.
+double loss_sum(const OpUnderTest& loss, const std::map<std::string, std::vector<float>>& inputs) {
+    std::vector<std::unique_ptr<DeviceTensor>> owned;
+    std::vector<const aclTensor*> tensors;
+    for (const std::string& role : loss.operands) {
+        const bool out = role == loss.output;
+        const auto found = inputs.find(role);
+        if (!out && found == inputs.end()) {
+            tensors.push_back(nullptr);
+            continue;
+        }
+        owned.push_back(out ? std::make_unique<DeviceTensor>(std::vector<float>{0.0f}, std::vector<int64_t>{})
+                            : std::make_unique<DeviceTensor>(
+                                  found->second, std::vector<int64_t>{int64_t(found->second.size())}));
+        tensors.push_back(owned.back()->get());
+    }
+    if (run_op(loss, tensors, {NNPLUG_REDUCTION_SUM}) != ACLNN_SUCCESS)
+        throw std::runtime_error(std::string(loss.api) + ": " + aclGetRecentErrMsg());
+    for (size_t i = 0; i < loss.operands.size(); ++i)
+        if (loss.operands[i] == loss.output) return owned.back()->storage()[0];
+    return 0;
+}
+
+}  // namespace
+
+// A gradient the schema links to its loss (gradient_of) against central differences of the
+// backend's own loss: float32, reduction sum, 24 elements of self, the other inputs fixed.
+void run_finite_differences(KitContext& kit, const OpUnderTest& op) {
+    const char* group = kGroupRandom;
+    const std::string name = "finite_differences";
+    const nnplug_op_schema* schema = nullptr;
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i)
+        if (std::strcmp(nnplug_op_schema_at(i)->api, op.api) == 0) schema = nnplug_op_schema_at(i);
+    if (schema == nullptr || schema->gradient_of < 0) return;
+    running(group, op.api, name);
+    try {
+        const char* loss_api = nnplug_op_api_name(schema->gradient_of);
+        const auto loss = std::find_if(op_catalog().begin(), op_catalog().end(), [&](const OpUnderTest& o) {
+            return std::strcmp(o.api, loss_api) == 0;
+        });
+        if (loss == op_catalog().end())
+            throw std::runtime_error(std::string("no catalog entry for ") + loss_api);
+        std::mt19937_64 random(kit.seed + 31);
+        std::map<std::string, std::vector<float>> inputs;
+        for (const std::string& role : loss->operands)
+            if (role != loss->output)
+                for (int e = 0; e < 24; ++e)
+                    inputs[role].push_back(smooth_value(role, loss->kit.self_values, random));
+        // The gradient of the sum with gradOutput 1 (0-d: it broadcasts to self).
+        std::vector<std::unique_ptr<DeviceTensor>> owned;
+        std::vector<const aclTensor*> tensors;
+        for (const std::string& role : op.operands) {
+            const bool known = inputs.count(role) != 0;
+            if (role == "gradOutput")
+                owned.push_back(
+                    std::make_unique<DeviceTensor>(std::vector<float>{1.0f}, std::vector<int64_t>{}));
+            else if (role == op.output || known)
+                owned.push_back(std::make_unique<DeviceTensor>(
+                    known ? inputs[role] : std::vector<float>(24, 0.0f), std::vector<int64_t>{24}));
+            tensors.push_back(role == "gradOutput" || role == op.output || known ? owned.back()->get()
+                                                                                 : nullptr);
+        }
+        if (run_op(op, tensors, {NNPLUG_REDUCTION_SUM}) != ACLNN_SUCCESS)
+            throw std::runtime_error(std::string(op.api) + ": " + aclGetRecentErrMsg());
+        const std::vector<float> analytic = owned.back()->storage();
+        for (size_t e = 0; e < 24; ++e) {
+            const float x = inputs["self"][e], step = 1e-2f * std::max(1.0f, std::abs(x));
+            auto shifted = inputs;
+            shifted["self"][e] = x + step;
+            const double up = loss_sum(*loss, shifted);
+            shifted["self"][e] = x - step;
+            const double difference = (up - loss_sum(*loss, shifted)) / (2.0 * step);
+            if (std::abs(difference - analytic[e]) > 2e-3 + 2e-2 * std::abs(difference))
+                return kit.report.fail(group, op.api, name,
+                                       "element " + std::to_string(e) + " of the gradient is " +
+                                           std::to_string(analytic[e]) + ", the loss's central difference " +
+                                           std::to_string(difference));
+        }
+        kit.report.pass(group, op.api);
+    } catch (const std::exception& error) {
+        kit.report.fail(group, op.api, name, error.what());
+    }
+}
 
 // The op with self dense, then with self as the sparse view over the same values: the
 // outputs must be the same bits (a backend's layout never changes a result).

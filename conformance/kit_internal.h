@@ -135,6 +135,9 @@ void run_error_group(KitContext& kit, const OpUnderTest& op);
 // A view of self whose element offsets pass 2^31 against the same values dense (kit_checks.cpp);
 // reported in the random group.
 void run_large_offset_case(KitContext& kit, const OpUnderTest& op);
+// A gradient the published schema links to its loss (gradient_of), against central
+// differences of the backend's own loss (kit_checks.cpp); reported in the random group.
+void run_finite_differences(KitContext& kit, const OpUnderTest& op);
 void run_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_refusal_group(KitContext& kit, const OpUnderTest& op);  // an operand in host memory
 void run_memory_group(KitContext& kit);                          // the device memory rules

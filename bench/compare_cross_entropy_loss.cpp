@@ -8,6 +8,7 @@
 #include <acl/acl.h>
 #include <aclnnop/aclnn_cross_entropy_loss.h>
 #include <aclnnop/aclnn_cross_entropy_loss_grad.h>
+#include <nnplug/dtype_convert.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -54,17 +55,16 @@ struct DeviceTensor {
     }
 };
 
+// values as float32 or bfloat16 bytes (the SDK's rounding to nearest even).
 std::vector<uint8_t> encoded(const std::vector<float>& values, aclDataType dtype) {
-    std::vector<uint8_t> bytes;
-    for (const float v : values) {
-        uint32_t bits;
-        std::memcpy(&bits, &v, 4);
+    const size_t element = dtype == ACL_FLOAT ? 4 : 2;
+    std::vector<uint8_t> bytes(values.size() * element);
+    for (size_t i = 0; i < values.size(); ++i) {
         if (dtype == ACL_FLOAT) {
-            bytes.insert(bytes.end(),
-                         {uint8_t(bits), uint8_t(bits >> 8), uint8_t(bits >> 16), uint8_t(bits >> 24)});
-        } else {  // bfloat16, rounded to nearest even (the values are finite)
-            const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-            bytes.insert(bytes.end(), {uint8_t(rounded), uint8_t(rounded >> 8)});
+            std::memcpy(&bytes[i * 4], &values[i], 4);
+        } else {
+            const uint16_t bits = nnplug::f32_to_bf16(values[i]);
+            std::memcpy(&bytes[i * 2], &bits, 2);
         }
     }
     return bytes;

@@ -78,16 +78,6 @@ const std::vector<OpUnderTest>& op_catalog() {
     return ops;
 }
 
-const std::vector<OpUnderTest>& class_op_catalog() {
-    static const std::vector<OpUnderTest> ops = [] {
-        std::vector<OpUnderTest> classes;
-        for (const OpUnderTest& op : all_ops())
-            if (op.class_kit != nullptr) classes.push_back(op);
-        return classes;
-    }();
-    return ops;
-}
-
 const OpUnderTest& op_named(const std::string& name) {
     for (const OpUnderTest& op : all_ops())
         if (op.name == name) return op;

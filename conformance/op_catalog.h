@@ -172,8 +172,6 @@ inline aclTensor* writable(const aclTensor* tensor) {
 const std::vector<OpUnderTest>& all_ops();
 // The elementwise ops of all_ops(), which the elementwise generators and tests drive.
 const std::vector<OpUnderTest>& op_catalog();
-// The ops with a class axis (class_kit set): their folders make their cases.
-const std::vector<OpUnderTest>& class_op_catalog();
 // The op called name; throws std::out_of_range for an unknown one.
 const OpUnderTest& op_named(const std::string& name);
 

@@ -26,26 +26,25 @@ inline bool is_class_op(int32_t op) {
 
 // The slots each op keeps its operands in.
 struct ClassSlots {
-    int self, target, weight, out;  // weight -1: none
-    bool weight_optional;
+    int self, target, weight, out;  // self: the logits or logProb the rows walk
 };
 
 inline ClassSlots class_slots(int32_t op) {
     switch (op) {
         case NNPLUG_OP_NLL_LOSS:
         case NNPLUG_OP_NLL_LOSS_2D:
-            return {NNPLUG_NLL_LOSS_SELF, NNPLUG_NLL_LOSS_TARGET, NNPLUG_NLL_LOSS_WEIGHT, NNPLUG_NLL_LOSS_OUT,
-                    false};
+            return {NNPLUG_NLL_LOSS_SELF, NNPLUG_NLL_LOSS_TARGET, NNPLUG_NLL_LOSS_WEIGHT,
+                    NNPLUG_NLL_LOSS_OUT};
         case NNPLUG_OP_NLL_LOSS_BACKWARD:
         case NNPLUG_OP_NLL_LOSS_2D_BACKWARD:
             return {NNPLUG_NLL_LOSS_BACKWARD_SELF, NNPLUG_NLL_LOSS_BACKWARD_TARGET,
-                    NNPLUG_NLL_LOSS_BACKWARD_WEIGHT, NNPLUG_NLL_LOSS_BACKWARD_OUT, false};
+                    NNPLUG_NLL_LOSS_BACKWARD_WEIGHT, NNPLUG_NLL_LOSS_BACKWARD_OUT};
         case NNPLUG_OP_CROSS_ENTROPY_LOSS:
             return {NNPLUG_CROSS_ENTROPY_LOSS_INPUT, NNPLUG_CROSS_ENTROPY_LOSS_TARGET,
-                    NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_LOSS, true};
+                    NNPLUG_CROSS_ENTROPY_LOSS_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_LOSS};
         default:
             return {NNPLUG_CROSS_ENTROPY_LOSS_GRAD_LOG_PROB, NNPLUG_CROSS_ENTROPY_LOSS_GRAD_TARGET,
-                    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OUT, true};
+                    NNPLUG_CROSS_ENTROPY_LOSS_GRAD_WEIGHT, NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OUT};
     }
 }
 
@@ -132,24 +131,12 @@ private:
                 call_.classes()};
     }
 
-    // log_softmax of a row and the loss's sums: the vector row kernels on contiguous rows.
-    float vector_log_softmax(int64_t row, int64_t target, double& smooth) const;
-
     ClassCall call_;
     ClassSlots slots_;
     float smoothing_ = 0;
     std::vector<float> weights_;  // dense, one per class; empty without a weight operand
     bool vector_rows_ = false;    // the cross-entropy rows are contiguous, in one dtype
 };
-
-inline float ClassOp::vector_log_softmax(int64_t row, int64_t target, double& smooth) const {
-    float lse;
-    simd::log_softmax_rows(row_block(slots_.self, NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB, row, row + 1),
-                           dense_weights(), smoothing_ > 0, &lse, &smooth);
-    const nnplug_tensor& in = call_.operand(slots_.self);
-    const char* x = sdk::element_address(in, call_.row_start(slots_.self, row));
-    return call_.in_range(target) ? load_as_f32(x, in.dtype, target) - lse : 0.0f;
-}
 
 inline void ClassOp::nll_row(int64_t row, double& loss, double& weight) const {
     const int64_t t = call_.target(slots_.target, row);
@@ -179,38 +166,35 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
     call_.store(slots_.out, start + t * stride, -(class_weight(t) * g));
 }
 
-// log_softmax in one pass for the log-sum-exp (running max and sum together), a second to
-// write logProb; the loss from the logProb values as float32.
+// A row the vector kernels do not take (not contiguous along the classes, or logProb in
+// another dtype): log_softmax with one pass for the log-sum-exp (running max and sum
+// together), a second to write logProb; the loss from the logProb values as float32.
 inline void ClassOp::cross_entropy_row(int64_t row, double& loss, double& weight) const {
     const int64_t t = call_.target(slots_.target, row);
     const bool counted = !call_.ignored(t);
     double smooth = 0;
     float target_lp = 0;
-    if (vector_rows_) {
-        target_lp = vector_log_softmax(row, t, smooth);
-    } else {
-        const int64_t in = call_.row_start(slots_.self, row), in_stride = call_.class_stride(slots_.self);
-        const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
-        const int64_t lp = call_.row_start(lp_slot, row), lp_stride = call_.class_stride(lp_slot);
-        float max = -INFINITY;
-        double sum = 0;
-        for (int64_t c = 0; c < call_.classes(); ++c) {
-            const float x = call_.load(slots_.self, in + c * in_stride);
-            if (x == -INFINITY) continue;  // exp(-inf) adds nothing (and -inf - -inf would be NaN)
-            if (x > max) {
-                sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
-                max = x;
-            } else {
-                sum += std::exp(static_cast<double>(x) - max);
-            }
+    const int64_t in = call_.row_start(slots_.self, row), in_stride = call_.class_stride(slots_.self);
+    const int lp_slot = NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB;
+    const int64_t lp = call_.row_start(lp_slot, row), lp_stride = call_.class_stride(lp_slot);
+    float max = -INFINITY;
+    double sum = 0;
+    for (int64_t c = 0; c < call_.classes(); ++c) {
+        const float x = call_.load(slots_.self, in + c * in_stride);
+        if (x == -INFINITY) continue;  // exp(-inf) adds nothing (and -inf - -inf would be NaN)
+        if (x > max) {
+            sum = sum * std::exp(static_cast<double>(max) - x) + 1.0;  // exp(-inf) = 0 for the first
+            max = x;
+        } else {
+            sum += std::exp(static_cast<double>(x) - max);
         }
-        const float lse = static_cast<float>(max + std::log(sum));
-        for (int64_t c = 0; c < call_.classes(); ++c) {
-            const float value = call_.load(slots_.self, in + c * in_stride) - lse;
-            call_.store(lp_slot, lp + c * lp_stride, value);
-            if (c == t) target_lp = value;
-            if (smoothing_ > 0) smooth += static_cast<double>(class_weight(c)) * value;
-        }
+    }
+    const float lse = static_cast<float>(max + std::log(sum));
+    for (int64_t c = 0; c < call_.classes(); ++c) {
+        const float value = call_.load(slots_.self, in + c * in_stride) - lse;
+        call_.store(lp_slot, lp + c * lp_stride, value);
+        if (c == t) target_lp = value;
+        if (smoothing_ > 0) smooth += static_cast<double>(class_weight(c)) * value;
     }
     const float w = counted ? class_weight(t) : 0.0f;
     double l = 0;
@@ -288,17 +272,6 @@ inline void ClassOp::cross_entropy_grad_row(int64_t row, float grad_scale, float
     }
     const float nll = g * (1.0f - smoothing_) * class_weight(t);
     const float smooth = g * (smoothing_ / static_cast<float>(classes));
-    if (vector_rows_) {
-        // nll (p - [c = t]) + smooth (p W - w[c]) = (nll + smooth W) p - smooth w[c], less nll at t.
-        const nnplug_tensor& in = call_.operand(slots_.self);
-        const char* x = sdk::element_address(in, lp);
-        const float a = nll + smooth * all_weights;
-        void* into = sdk::element_address_mutable(call_.operand(slots_.out), out);
-        simd::cross_entropy_grad_row(x, in.dtype, classes, a, smooth, dense_weights(), into);
-        const float p = std::exp(load_as_f32(x, in.dtype, t));
-        call_.store(slots_.out, out + t, a * p - smooth * class_weight(t) - nll);
-        return;
-    }
     for (int64_t c = 0; c < classes; ++c) {
         const float p = std::exp(call_.load(slots_.self, lp + c * lp_stride));
         float value = nll * (p - (c == t ? 1.0f : 0.0f));

@@ -151,6 +151,51 @@ TEST_F(CrossEntropyLoss, AVocabularyRowLargerThanTheUnifiedBufferGivesTheWholeRo
     expect_near(out.storage(), expected_grad, 1e-5, 1e-7);
 }
 
+// Logits and logProb as views whose classes are not contiguous (a transposed storage): the
+// row model's scalar path gives the values of the contiguous call.
+TEST_F(CrossEntropyLoss, ViewsWhoseClassesAreNotContiguousGiveTheSameValues) {
+    const int64_t rows = 6, classes = 5;
+    std::mt19937 random(3);
+    std::uniform_real_distribution<float> logit(-4.0f, 4.0f);
+    std::vector<float> input(rows * classes), transposed(rows * classes);
+    for (float& v : input) v = logit(random);
+    for (int64_t n = 0; n < rows; ++n)
+        for (int64_t c = 0; c < classes; ++c)
+            transposed[static_cast<size_t>(c * rows + n)] = input[static_cast<size_t>(n * classes + c)];
+    const std::vector<int64_t> target = {0, 4, 2, 2, 1, 3};
+    DeviceTensor x(transposed, {classes, rows}, {rows, classes}, {1, rows}, 0, ACL_FLOAT);
+    DeviceTensor t(std::vector<float>(target.begin(), target.end()), {rows}, ACL_INT64);
+    DeviceTensor loss(filled(rows, kSentinel), {rows}), zloss(filled(1, kSentinel), {1});
+    DeviceTensor lp(filled(rows * classes, kSentinel), {classes, rows}, {rows, classes}, {1, rows}, 0,
+                    ACL_FLOAT);
+    DeviceTensor lse(filled(rows, kSentinel), {rows});
+    Call c;
+    c.reduction = "none";
+    c.smoothing = 0.1;
+    ASSERT_EQ(forward(x, t, c, loss, lp, zloss, lse), ACLNN_SUCCESS) << message();
+    const auto expected = nnplug::reference::cross_entropy_loss(
+        std::vector<double>(input.begin(), input.end()), target, {}, classes, 0, -100, 0.1);
+    expect_near(loss.storage(), expected.loss, 1e-5, 1e-6);
+    std::vector<double> expected_lp(transposed.size());
+    for (int64_t n = 0; n < rows; ++n)
+        for (int64_t k = 0; k < classes; ++k)
+            expected_lp[static_cast<size_t>(k * rows + n)] =
+                expected.log_prob[static_cast<size_t>(n * classes + k)];
+    expect_near(lp.storage(), expected_lp, 1e-5, 1e-6);
+    DeviceTensor grad_loss(filled(rows, 1.0f), {rows});
+    DeviceTensor out(filled(rows * classes, kSentinel), {classes, rows}, {rows, classes}, {1, rows}, 0,
+                     ACL_FLOAT);
+    ASSERT_EQ(grad(grad_loss, lp, t, c, out), ACLNN_SUCCESS) << message();
+    const auto expected_grad = nnplug::reference::cross_entropy_loss_grad(
+        std::vector<double>(rows, 1.0), expected.log_prob, target, {}, classes, 0, -100, 0.1);
+    std::vector<double> expected_out(transposed.size());
+    for (int64_t n = 0; n < rows; ++n)
+        for (int64_t k = 0; k < classes; ++k)
+            expected_out[static_cast<size_t>(k * rows + n)] =
+                expected_grad[static_cast<size_t>(n * classes + k)];
+    expect_near(out.storage(), expected_out, 1e-5, 1e-6);
+}
+
 // exp(100) overflows float32: a log-sum-exp without its running max gives inf or NaN.
 TEST_F(CrossEntropyLoss, LogitsNearAHundredDoNotOverflow) {
     DeviceTensor x({100, 99, 98, -100, 0, 100}, {2, 3}), t({0, 2}, {2}, ACL_INT64);

@@ -89,9 +89,13 @@ std::vector<GoldenCase> load_golden_cases(const std::string& file) {
             if (keyword == "case") {
                 current = GoldenCase{};
                 words >> current.name >> current.op;
-                op_named(current.op);  // throws for an op the catalog does not know
-                int64_t value = 0;
-                while (words >> value) current.attrs.push_back(value);
+                // op_named throws for an op the catalog does not know; each attribute is
+                // read as its schema types it.
+                const std::vector<int32_t>& types = op_named(current.op).schema.attr_types;
+                std::string value;
+                while (words >> value)
+                    current.attrs.push_back(AttrArg::parse(
+                        current.attrs.size() < types.size() ? types[current.attrs.size()] : -1, value));
             } else if (keyword == "tensor") {
                 std::string role, dtype;
                 words >> role >> dtype;
@@ -155,7 +159,7 @@ std::vector<GoldenCase> load_golden_folder(const std::string& folder) {
 int64_t GoldenCase::attr(const std::string& attr_name, int64_t fallback) const {
     const auto& names = op_named(op).attrs;
     for (size_t i = 0; i < names.size() && i < attrs.size(); ++i)
-        if (names[i] == attr_name) return attrs[i];
+        if (names[i] == attr_name) return attrs[i].i;
     return fallback;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device_tensor.h"
+#include "op_catalog.h"
 
 namespace nnplug::conformance {
 
@@ -29,7 +30,7 @@ struct GoldenTensor {
 struct GoldenCase {
     std::string name;
     std::string op;                               // an op of the test catalog: "forward", "backward"
-    std::vector<int64_t> attrs;                   // the op's integer arguments, in signature order
+    std::vector<AttrArg> attrs;                   // the op's attribute arguments, in signature order
     std::map<std::string, GoldenTensor> tensors;  // by operand role: gradOutput, self, target, weight, out
     std::vector<uint8_t> expect_bits;             // when given: the output's storage after the op, exactly
     // When given (expect_ulps line): the output's storage after the op, each view element
@@ -41,7 +42,7 @@ struct GoldenCase {
     // where they cancel, float32 rounding leaves an error of a few ulps of it (see kScaleEpsilons).
     std::vector<double> scale;
 
-    // The attribute called name (e.g. "reduction"), or fallback when the op has none.
+    // The integer attribute called name (e.g. "reduction"), or fallback when the op has none.
     int64_t attr(const std::string& name, int64_t fallback = 0) const;
 };
 

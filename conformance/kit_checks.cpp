@@ -23,7 +23,7 @@ constexpr float kSentinel = 1234.5f;
 // The arguments of one call, built from a valid one and then spoiled.
 struct Call {
     std::vector<const aclTensor*> tensors;
-    std::vector<int64_t> attrs;
+    std::vector<AttrArg> attrs;
     bool null_workspace_size = false, null_executor = false;
 };
 
@@ -76,6 +76,27 @@ private:
     std::vector<aclTensor*> tensors_;
 };
 
+// A real attribute with a range (from the published schema) refused below it, above it and
+// as NaN.
+void append_attr_cases(const OpUnderTest& op, std::vector<ErrorCase>& cases) {
+    const nnplug_op_schema& schema = published_schema(op);
+    for (size_t a = 1; a < schema.attr_count; ++a) {
+        const nnplug_attr_schema& attr = schema.attrs[a];
+        const bool real = attr.type == NNPLUG_ATTR_ARG_DOUBLE || attr.type == NNPLUG_ATTR_ARG_FLOAT;
+        if (!real || attr.range == nullptr) continue;
+        std::vector<std::pair<std::string, double>> values = {{"nan", std::nan("")}};
+        if (std::isfinite(attr.min_real)) values.emplace_back("below", attr.min_real - 1.0);
+        if (std::isfinite(attr.max_real)) values.emplace_back("above", attr.max_real + 1.0);
+        for (const auto& [word, value] : values)
+            cases.push_back({std::string(attr.name) + "_" + word, ACLNN_ERR_PARAM_INVALID,
+                             std::string(attr.name) + " ", [a, type = attr.type, value = value](Call& call) {
+                                 call.attrs.at(a) = type == NNPLUG_ATTR_ARG_FLOAT
+                                                        ? AttrArg::float32(static_cast<float>(value))
+                                                        : AttrArg::real(value);
+                             }});
+    }
+}
+
 std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, const DeviceTensor& self) {
     std::vector<ErrorCase> cases;
     const int out = slot_of(op, op.output);
@@ -113,7 +134,7 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
                          call.tensors[out] = scratch.make({5, 4}, ACL_FLOAT);
                      }});
     // (A loss takes any reduction but none as reducing, so its out is one element here.)
-    for (int64_t reduction : {3, -1})
+    for (int64_t reduction : {op.schema.max_reduction + 1, int64_t{-1}})
         cases.push_back({"reduction_" + std::to_string(reduction), ACLNN_ERR_PARAM_INVALID,
                          "reduction " + std::to_string(reduction),
                          [&op, out, reduction, &scratch](Call& call) {
@@ -124,6 +145,7 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
         cases.push_back({"reduced_out_shape", ACLNN_ERR_PARAM_INVALID,
                          op.schema.reduced_zero_d_only ? "must be [] (0-d)" : "must be [] or [1]",
                          [](Call& call) { call.attrs[0] = 1; }});
+    append_attr_cases(op, cases);
     if (op.schema.out_dtype_is_target)
         cases.push_back({"dtype_" + op.output + "_not_target", ACLNN_ERR_PARAM_INVALID, "must be equal",
                          [out, &scratch](Call& call) {
@@ -150,7 +172,7 @@ std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, cons
 // A valid call: every operand [4,5] float32 and present, reduction none; owns its tensors.
 struct ValidCall {
     explicit ValidCall(const OpUnderTest& op) {
-        call.attrs = {0};
+        call.attrs = call_attrs(op, 0);
         for (const std::string& role : op.operands) {
             const bool is_out = role == op.output;
             // self's buffer holds 21 elements, so that an output may be shifted into it.
@@ -612,15 +634,19 @@ private:
 namespace {
 
 // A value of role for a finite-difference check: away from the clamps and edges where a
-// central difference would straddle a kink (a probability near 0 or 1).
-float smooth_value(const std::string& role, SelfValues self_values, std::mt19937_64& random) {
+// central difference would straddle a kink (a probability near 0 or 1; x = y, and
+// |x - y| = 1 for a real target, which lies 0.25 to 0.75 from self).
+float smooth_value(const std::string& role, const KitRules& kit, float self, std::mt19937_64& random) {
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     if (role == "self")
-        return self_values == SelfValues::kProbability ? 0.15f + 0.7f * unit(random)
-               : self_values == SelfValues::kLogit     ? -3.0f + 6.0f * unit(random)
-                                                       : -2.0f + 4.0f * unit(random);
-    if (role == "target")
-        return self_values == SelfValues::kReal ? -2.0f + 4.0f * unit(random) : unit(random);
+        return kit.self_values == SelfValues::kProbability ? 0.15f + 0.7f * unit(random)
+               : kit.self_values == SelfValues::kLogit     ? -3.0f + 6.0f * unit(random)
+                                                           : -2.0f + 4.0f * unit(random);
+    if (role == "target" && kit.target_values == TargetValues::kSign) return random() % 2 ? 1.0f : -1.0f;
+    if (role == "target" && kit.target_values == TargetValues::kPositive) return 0.2f + 0.7f * unit(random);
+    if (role == "target" && kit.self_values == SelfValues::kReal)
+        return self + (random() % 2 ? 1.0f : -1.0f) * (0.25f + 0.5f * unit(random));
+    if (role == "target") return unit(random);
     return 0.5f + unit(random);  // weight, posWeight
 }
 
@@ -640,7 +666,7 @@ double loss_sum(const OpUnderTest& loss, const std::map<std::string, std::vector
                                   found->second, std::vector<int64_t>{int64_t(found->second.size())}));
         tensors.push_back(owned.back()->get());
     }
-    if (run_op(loss, tensors, {NNPLUG_REDUCTION_SUM}) != ACLNN_SUCCESS)
+    if (run_op(loss, tensors, call_attrs(loss, NNPLUG_REDUCTION_SUM)) != ACLNN_SUCCESS)
         throw std::runtime_error(std::string(loss.api) + ": " + aclGetRecentErrMsg());
     for (size_t i = 0; i < loss.operands.size(); ++i)
         if (loss.operands[i] == loss.output) return owned.back()->storage()[0];
@@ -668,10 +694,11 @@ void run_finite_differences(KitContext& kit, const OpUnderTest& op) {
             throw std::runtime_error(std::string("no catalog entry for ") + loss_api);
         std::mt19937_64 random(kit.seed + 31);
         std::map<std::string, std::vector<float>> inputs;
-        for (const std::string& role : loss->operands)
+        for (const std::string& role : loss->operands)  // self comes before target
             if (role != loss->output)
-                for (int e = 0; e < 24; ++e)
-                    inputs[role].push_back(smooth_value(role, loss->kit.self_values, random));
+                for (size_t e = 0; e < 24; ++e)
+                    inputs[role].push_back(smooth_value(
+                        role, loss->kit, e < inputs["self"].size() ? inputs["self"][e] : 0.0f, random));
         // The gradient of the sum with gradOutput 1 (0-d: it broadcasts to self).
         std::vector<std::unique_ptr<DeviceTensor>> owned;
         std::vector<const aclTensor*> tensors;
@@ -686,15 +713,16 @@ void run_finite_differences(KitContext& kit, const OpUnderTest& op) {
             tensors.push_back(role == "gradOutput" || role == op.output || known ? owned.back()->get()
                                                                                  : nullptr);
         }
-        if (run_op(op, tensors, {NNPLUG_REDUCTION_SUM}) != ACLNN_SUCCESS)
+        if (run_op(op, tensors, call_attrs(op, NNPLUG_REDUCTION_SUM)) != ACLNN_SUCCESS)
             throw std::runtime_error(std::string(op.api) + ": " + aclGetRecentErrMsg());
         const std::vector<float> analytic = owned.back()->storage();
+        const std::string wrt = op.kit.gradient_wrt;
         for (size_t e = 0; e < 24; ++e) {
-            const float x = inputs["self"][e], step = 1e-2f * std::max(1.0f, std::abs(x));
+            const float x = inputs[wrt][e], step = 1e-2f * std::max(1.0f, std::abs(x));
             auto shifted = inputs;
-            shifted["self"][e] = x + step;
+            shifted[wrt][e] = x + step;
             const double up = loss_sum(*loss, shifted);
-            shifted["self"][e] = x - step;
+            shifted[wrt][e] = x - step;
             const double difference = (up - loss_sum(*loss, shifted)) / (2.0 * step);
             if (std::abs(difference - analytic[e]) > 2e-3 + 2e-2 * std::abs(difference))
                 return kit.report.fail(group, op.api, name,

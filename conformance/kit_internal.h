@@ -89,7 +89,7 @@ struct RandomCase {
 };
 std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool quick);
 // A value for an operand role, with the edges of the ops' expressions now and then.
-float random_value(const std::string& role, SelfValues self_values, std::mt19937_64& random);
+float random_value(const std::string& role, const KitRules& kit, std::mt19937_64& random);
 
 // A probed case (probed_cases.cpp): a float32 call, unreduced, and the probe call that reads
 // back each of its elements' transcendental part; both are golden cases without expectations.

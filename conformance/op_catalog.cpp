@@ -9,19 +9,6 @@
 namespace nnplug::conformance {
 namespace {
 
-const nnplug_op_schema& published_schema(const OpUnderTest& op) {
-    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
-        const nnplug_op_schema* schema = nnplug_op_schema_at(i);
-        if (std::strcmp(schema->api, op.api) == 0) {
-            if (schema->operand_count != op.operands.size())
-                throw std::logic_error(std::string(op.api) + ": the kit's entry and the published schema " +
-                                       "have different operands");
-            return *schema;
-        }
-    }
-    throw std::logic_error(std::string(op.api) + " has no published schema");
-}
-
 SchemaRules derive(const OpUnderTest& op) {
     const nnplug_op_schema& schema = published_schema(op);
     const auto slot = [&op](const std::string& role) {
@@ -46,10 +33,53 @@ SchemaRules derive(const OpUnderTest& op) {
         rules.optional.push_back(operand.optional != 0);
         rules.rounded_to_promoted.push_back(operand.rounded_to_promoted != 0);
     }
+    for (size_t a = 0; a < schema.attr_count; ++a) {
+        rules.attr_types.push_back(schema.attrs[a].type);
+        if (schema.attrs[a].key == NNPLUG_ATTR_REDUCTION) rules.max_reduction = schema.attrs[a].max;
+    }
     return rules;
 }
 
 }  // namespace
+
+const nnplug_op_schema& published_schema(const OpUnderTest& op) {
+    for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
+        const nnplug_op_schema* schema = nnplug_op_schema_at(i);
+        if (std::strcmp(schema->api, op.api) == 0) {
+            if (schema->operand_count != op.operands.size())
+                throw std::logic_error(std::string(op.api) + ": the kit's entry and the published schema " +
+                                       "have different operands");
+            return *schema;
+        }
+    }
+    throw std::logic_error(std::string(op.api) + " has no published schema");
+}
+
+std::vector<AttrArg> call_attrs(const OpUnderTest& op, int64_t reduction, size_t set) {
+    std::vector<AttrArg> attrs = {reduction};
+    if (!op.kit.attr_sets.empty()) {
+        const auto& rest = op.kit.attr_sets[set % op.kit.attr_sets.size()];
+        attrs.insert(attrs.end(), rest.begin(), rest.end());
+    }
+    return attrs;
+}
+
+AttrArg AttrArg::parse(int32_t type, const std::string& text) {
+    size_t used = 0;
+    AttrArg arg;
+    if (type == NNPLUG_ATTR_ARG_DOUBLE || type == NNPLUG_ATTR_ARG_FLOAT) {
+        const double value = std::stod(text, &used);
+        arg = type == NNPLUG_ATTR_ARG_FLOAT ? float32(static_cast<float>(value)) : real(value);
+    } else if (type == NNPLUG_ATTR_ARG_BOOL && (text == "0" || text == "1")) {
+        arg = boolean(text == "1");
+        used = 1;
+    } else if (type == NNPLUG_ATTR_ARG_INT64) {
+        arg = int64(std::stoll(text, &used));
+    }
+    if (used == 0 || used != text.size())
+        throw std::invalid_argument("'" + text + "' is not an attribute of type " + std::to_string(type));
+    return arg;
+}
 
 bool SchemaRules::rounds_to_promoted() const {
     return std::find(rounded_to_promoted.begin(), rounded_to_promoted.end(), true) !=
@@ -102,7 +132,7 @@ aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecut
 }
 
 aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
-                   const std::vector<int64_t>& attrs, aclrtStream stream) {
+                   const std::vector<AttrArg>& attrs, aclrtStream stream) {
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
     const aclnnStatus first = op.first_phase(tensors, attrs, &workspace_size, &executor);

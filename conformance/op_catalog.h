@@ -7,6 +7,7 @@
 
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
+#include <nnplug/op_schema.h>
 
 #include <cstdint>
 #include <string>
@@ -15,14 +16,56 @@
 
 namespace nnplug::conformance {
 
+// An attribute argument, in the C type its schema declares (nnplug_attr_arg_type): an
+// int64, a double, a float, a bool or a reduction word (null when `null_word`). An int64
+// converts implicitly, so a call's reduction reads as itself: `{reduction}`.
+struct AttrArg {
+    int32_t type = NNPLUG_ATTR_ARG_INT64;
+    int64_t i = 0;
+    double f = 0;  // a float's value too (exactly a float then)
+    bool b = false;
+    std::string word;
+    bool null_word = false;
+    AttrArg() = default;
+    AttrArg(int64_t value) : i(value) {}  // NOLINT(google-explicit-constructor)
+    static AttrArg int64(int64_t value) { return {value}; }
+    static AttrArg real(double value) { return typed(NNPLUG_ATTR_ARG_DOUBLE, value); }
+    static AttrArg float32(float value) { return typed(NNPLUG_ATTR_ARG_FLOAT, value); }
+    static AttrArg boolean(bool value) {
+        AttrArg a;
+        a.type = NNPLUG_ATTR_ARG_BOOL;
+        a.b = value;
+        return a;
+    }
+    static AttrArg reduction(const std::string& value) {
+        AttrArg a;
+        a.type = NNPLUG_ATTR_ARG_REDUCTION_WORD;
+        a.word = value;
+        return a;
+    }
+    // The argument of an attribute of C type `type` written as `text` in a golden file (a
+    // number; a bool 0 or 1); throws std::invalid_argument for text that is not one.
+    static AttrArg parse(int32_t type, const std::string& text);
+
+private:
+    static AttrArg typed(int32_t type, double value) {
+        AttrArg a;
+        a.type = type;
+        a.f = value;
+        return a;
+    }
+};
+
 // One element of a random case, as the kit draws it: gradOutput g, self x, target y, weight w
 // and posWeight p (absent ones: g = w = 1, has_p false), the op's scale (1/N for a gradient's
-// mean) in float32 and float64.
+// mean) in float32 and float64, and the call's attributes in signature order (attrs[0] the
+// reduction; beta, logTarget after it).
 struct ElementInputs {
     float g, x, y, w, p;
     bool has_p;
     float scale;
     double scale64;
+    const AttrArg* attrs = nullptr;
 };
 
 // What the element must come out as: the canonical float32 expression, the float64 reference,
@@ -35,6 +78,11 @@ struct ElementExpectation {
 // The values `self` holds in the kit's random cases.
 enum class SelfValues { kProbability, kLogit, kReal };
 
+// The values `target` holds: real values for an op whose self is real, probabilities in
+// [0, 1] otherwise (kLikeSelf); -1 and 1 only (kSign: a margin loss's labels); or values in
+// (0, 1], never 0 (kPositive: a divergence's probabilities, whose logarithm is taken).
+enum class TargetValues { kLikeSelf, kSign, kPositive };
+
 // What the kit needs to know of an op that only its folder can say: its element formulas
 // and the values self holds.
 struct KitRules {
@@ -46,6 +94,14 @@ struct KitRules {
     // expression given it. The kit then expects that expression's exact bits.
     ElementInputs (*probe_inputs)(const ElementInputs&) = nullptr;
     float (*canonical_given)(const ElementInputs&, float probed) = nullptr;
+    TargetValues target_values = TargetValues::kLikeSelf;
+    // The values of the attributes after the reduction (in signature order) that the random
+    // cases take in turn, e.g. {{AttrArg::float32(1.0f)}, {AttrArg::float32(0.5f)}}; empty:
+    // the op has no attribute but the reduction.
+    std::vector<std::vector<AttrArg>> attr_sets;
+    // For a gradient (its schema's gradient_of): the operand it differentiates its loss by;
+    // the finite-difference check moves that operand's values.
+    const char* gradient_wrt = "self";
 };
 
 // The rules the kit's random and error cases follow, derived by op_catalog() from the
@@ -62,22 +118,9 @@ struct SchemaRules {
     bool canonical_order = false;           // the same given the backend's exp and log (probed)
     std::vector<bool> optional;             // per operand: may be absent
     std::vector<bool> rounded_to_promoted;  // per operand: cast to promote(self, target) first
+    int64_t max_reduction = 2;              // 3: the op takes batchmean (the sum over self's dim 0)
+    std::vector<int32_t> attr_types;        // per attribute: its nnplug_attr_arg_type
     bool rounds_to_promoted() const;        // some operand is
-};
-
-// An attribute argument of an op with typed attributes, in the C type its schema declares
-// (nnplug_attr_arg_type): an int64, a double, a bool or a reduction word (null when `null_word`).
-struct AttrArg {
-    int32_t type = 0;  // nnplug_attr_arg_type
-    int64_t i = 0;
-    double f = 0;
-    bool b = false;
-    std::string word;
-    bool null_word = false;
-    static AttrArg int64(int64_t value) { return {0, value, 0, false, "", false}; }
-    static AttrArg real(double value) { return {1, 0, value, false, "", false}; }
-    static AttrArg boolean(bool value) { return {3, 0, 0, value, "", false}; }
-    static AttrArg reduction(const std::string& value) { return {4, 0, 0, false, value, false}; }
 };
 
 // One tensor argument of a class case: absent, or a contiguous tensor (integers held as floats).
@@ -129,11 +172,11 @@ struct OpUnderTest {
     std::string name;                   // the op's word in golden files: "forward", "with_logits_backward"
     const char* api;                    // "aclnnBinaryCrossEntropy"
     std::vector<std::string> operands;  // tensor arguments in signature order, by their golden role
-    std::vector<std::string> attrs;     // integer arguments in signature order
+    std::vector<std::string> attrs;     // attribute arguments in signature order
     std::string output;                 // the operand the op writes
     // The first phase with tensors and attrs in signature order.
     aclnnStatus (*first_phase)(const std::vector<const aclTensor*>& tensors,
-                               const std::vector<int64_t>& attrs, uint64_t* workspace_size,
+                               const std::vector<AttrArg>& attrs, uint64_t* workspace_size,
                                aclOpExecutor** executor);
     aclnnStatus (*second_phase)(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                                 aclrtStream stream);
@@ -172,6 +215,12 @@ inline aclTensor* writable(const aclTensor* tensor) {
 const std::vector<OpUnderTest>& all_ops();
 // The elementwise ops of all_ops(), which the elementwise generators and tests drive.
 const std::vector<OpUnderTest>& op_catalog();
+// The schema libnnplug publishes for op; throws std::logic_error when there is none or it
+// has other operands than the op's entry.
+const nnplug_op_schema& published_schema(const OpUnderTest& op);
+// A call's attributes: the reduction, then the op's attribute set `set` (KitRules::attr_sets,
+// taken in turn), if it has one.
+std::vector<AttrArg> call_attrs(const OpUnderTest& op, int64_t reduction, size_t set = 0);
 // The op called name; throws std::out_of_range for an unknown one.
 const OpUnderTest& op_named(const std::string& name);
 
@@ -187,6 +236,6 @@ aclnnStatus run_executor(aclnnStatus first, uint64_t workspace_size, aclOpExecut
 // the default stream), then synchronizes it. Returns the first non-success status (with
 // the message in aclGetRecentErrMsg).
 aclnnStatus run_op(const OpUnderTest& op, const std::vector<const aclTensor*>& tensors,
-                   const std::vector<int64_t>& attrs, aclrtStream stream = nullptr);
+                   const std::vector<AttrArg>& attrs, aclrtStream stream = nullptr);
 
 }  // namespace nnplug::conformance

@@ -47,7 +47,7 @@ GoldenCase make_call(const OpUnderTest& op, const std::vector<ElementInputs>& el
     GoldenCase call;
     call.name = name;
     call.op = op.name;
-    call.attrs.assign(op.attrs.size(), 0);  // reduction none
+    call.attrs = call_attrs(op, 0);  // reduction none
     const std::vector<int64_t> shape = {kRows, kColumns};
     for (size_t slot = 0; slot < op.operands.size(); ++slot) {
         const std::string& role = op.operands[slot];
@@ -76,21 +76,23 @@ std::vector<ProbedCase> probed_cases(const OpUnderTest& op, uint64_t seed) {
         ProbedCase c;
         for (int64_t n = 0; n < kRows * kColumns; ++n) {
             ElementInputs e{};
-            e.g = random_value("gradOutput", op.kit.self_values, random);
-            e.x = random_value("self", op.kit.self_values, random);
-            e.y = random_value("target", op.kit.self_values, random);
-            e.w = absent ? 1.0f : random_value("weight", op.kit.self_values, random);
-            e.p = absent ? 1.0f : random_value("posWeight", op.kit.self_values, random);
+            e.g = random_value("gradOutput", op.kit, random);
+            e.x = random_value("self", op.kit, random);
+            e.y = random_value("target", op.kit, random);
+            e.w = absent ? 1.0f : random_value("weight", op.kit, random);
+            e.p = absent ? 1.0f : random_value("posWeight", op.kit, random);
             e.has_p = !absent;
             e.scale = 1.0f;
             e.scale64 = 1.0;
             c.elements.push_back(e);
         }
+        const std::string name = absent ? "probed_optional_absent" : "probed_all_present";
+        c.golden = make_call(op, c.elements, absent, name);
+        // (Moving the case keeps its attributes' buffer, so the elements may point into it.)
+        for (ElementInputs& e : c.elements) e.attrs = c.golden.attrs.data();
         std::vector<ElementInputs> probes;
         for (const ElementInputs& e : c.elements) probes.push_back(op.kit.probe_inputs(e));
-        const std::string name = absent ? "probed_optional_absent" : "probed_all_present";
         c.probe = make_call(op, probes, false, name + "_probe");
-        c.golden = make_call(op, c.elements, absent, name);
         cases.push_back(std::move(c));
     }
     return cases;

@@ -14,9 +14,16 @@
 
 namespace nnplug::conformance {
 
-float random_value(const std::string& role, SelfValues self_values, std::mt19937_64& random) {
+float random_value(const std::string& role, const KitRules& kit, std::mt19937_64& random) {
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     const bool edge = unit(random) < 0.15f;
+    const SelfValues self_values = kit.self_values;
+    if (role == "target" && kit.target_values == TargetValues::kSign)  // a label: -1 or 1
+        return random() % 2 ? 1.0f : -1.0f;
+    if (role == "target" && kit.target_values == TargetValues::kPositive) {  // a probability, never 0
+        static const float edges[] = {1.0f, 1e-7f, 1e-30f, 0.5f, 0.99999994f};
+        return edge ? edges[random() % std::size(edges)] : std::max(unit(random), 1e-6f);
+    }
     if ((role == "self" || role == "target") && self_values == SelfValues::kReal)  // -1, 0, 1 now and then
         return edge ? static_cast<float>(random() % 3) - 1.0f
                     : std::uniform_real_distribution<float>(-4.0f, 4.0f)(random);
@@ -41,6 +48,13 @@ float random_value(const std::string& role, SelfValues self_values, std::mt19937
 namespace {
 
 constexpr float kSentinel = 1234.5f;
+
+// A reduced output's divisor: the count for a mean, self's first dimension for batchmean.
+int64_t reduction_divisor(int64_t reduction, int64_t count, const std::vector<int64_t>& self_view) {
+    if (reduction == 1) return count;
+    if (reduction == 3) return self_view.empty() ? 1 : self_view[0];  // batchmean: self's first dim
+    return 1;
+}
 
 aclDataType pick_dtype(std::mt19937_64& random) {
     const double u = std::uniform_real_distribution<double>(0, 1)(random);
@@ -125,11 +139,13 @@ void expect(const OpUnderTest& op, RandomCase& c) {
     const GoldenTensor& out = *role(op.output);
     const std::vector<int64_t>& shape = c.shape;
     const int64_t count = element_count(shape);
-    const int64_t reduction = golden.attrs.at(0);
+    const int64_t reduction = golden.attrs.at(0).i;
     const bool reduced_out = op.schema.reducing && reduction != 0;
     const int64_t mean_count = op.schema.mean_over_self ? element_count(self.view) : count;
     const double scale64 =
-        !op.schema.reducing && reduction == 1 ? 1.0 / static_cast<double>(mean_count) : 1.0;
+        !op.schema.reducing && (reduction == 1 || reduction == 3)
+            ? 1.0 / static_cast<double>(reduction_divisor(reduction, mean_count, self.view))
+            : 1.0;
     const float scale = static_cast<float>(scale64);
     const GoldenTensor* target = role("target");
     const aclDataType promotion = target ? promoted(self.dtype, target->dtype) : self.dtype;
@@ -149,7 +165,8 @@ void expect(const OpUnderTest& op, RandomCase& c) {
         const float y = target ? value_at(*target, shape, n) : 0.0f;
         const float w = weight ? cast("weight", value_at(*weight, shape, n)) : 1.0f;
         const float p = pos ? cast("posWeight", value_at(*pos, shape, n)) : 1.0f;
-        const ElementExpectation e = op.kit.evaluate({g, x, y, w, p, pos != nullptr, scale, scale64});
+        const ElementExpectation e =
+            op.kit.evaluate({g, x, y, w, p, pos != nullptr, scale, scale64, golden.attrs.data()});
         if (reduced_out) {
             canonical_sum += e.canonical;
             reference_sum += e.reference;
@@ -161,7 +178,7 @@ void expect(const OpUnderTest& op, RandomCase& c) {
         }
     }
     if (reduced_out) {
-        const double divisor = reduction == 1 ? static_cast<double>(count) : 1.0;
+        const auto divisor = static_cast<double>(reduction_divisor(reduction, count, self.view));
         store_value(c.canonical, out.dtype, out_view[0], static_cast<float>(canonical_sum / divisor));
         c.reference.push_back(reference_sum / divisor);
         c.magnitude.push_back(magnitude_sum / divisor);
@@ -184,7 +201,7 @@ const char* dtype_word(aclDataType dtype) {
 // weights, present, to float32 (values a 16-bit type cannot hold).
 RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::vector<int64_t>& shape,
                      int64_t reduction, bool plain, const std::string& name,
-                     aclDataType sixteen_bit = ACL_DT_UNDEFINED) {
+                     aclDataType sixteen_bit = ACL_DT_UNDEFINED, size_t attr_set = 0) {
     const bool weights_case = sixteen_bit != ACL_DT_UNDEFINED;
     const SchemaRules& kind = op.schema;
     RandomCase c;
@@ -194,7 +211,7 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
     const std::string whole = random() % 2 ? "self" : "target";
     GoldenCase& golden = c.golden;
     golden.op = op.name;
-    golden.attrs = {reduction};
+    golden.attrs = call_attrs(op, reduction, attr_set);
     const aclDataType target_dtype = weights_case ? sixteen_bit : plain ? ACL_FLOAT : pick_dtype(random);
     std::string dtypes;
     for (size_t slot = 0; slot < op.operands.size(); ++slot) {
@@ -222,16 +239,16 @@ RandomCase make_case(const OpUnderTest& op, std::mt19937_64& random, const std::
         else if (mutual || role == "gradOutput" || role == "weight" || role == "posWeight")
             view = plain ? shape : broadcast_shape(shape, random);
         const int layout_kind = plain || weights_case ? (output ? 1 : 0) : static_cast<int>(random() % 3);
-        golden.tensors[role] = output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
-                                      : layout(view, dtype, layout_kind, [&] {
-                                            return random_value(role, op.kit.self_values, random);
-                                        });
+        golden.tensors[role] =
+            output ? layout(view, dtype, layout_kind, [] { return kSentinel; })
+                   : layout(view, dtype, layout_kind, [&] { return random_value(role, op.kit, random); });
         dtypes += dtype_word(dtype);
         dtypes += "-";
     }
     std::string dims;
     for (int64_t dim : shape) dims += (dims.empty() ? "" : "x") + std::to_string(dim);
     golden.name = name + "_" + (dims.empty() ? "0d" : dims) + "_" + dtypes + "r" + std::to_string(reduction);
+    if (!op.kit.attr_sets.empty()) golden.name += "_a" + std::to_string(attr_set % op.kit.attr_sets.size());
     expect(op, c);
     return c;
 }
@@ -247,10 +264,12 @@ std::vector<RandomCase> random_cases(const OpUnderTest& op, uint64_t seed, bool 
         for (auto& dim : shape) dim = 1 + static_cast<int64_t>(random() % 7);
         if (i % 12 == 11)
             shape = {1 + static_cast<int64_t>(random() % 64), 257 + static_cast<int64_t>(random() % 700)};
-        const int64_t reduction = static_cast<int64_t>(random() % 3);
+        const auto reduction =
+            static_cast<int64_t>(random() % static_cast<uint64_t>(op.schema.max_reduction + 1));
         char name[16];
         std::snprintf(name, sizeof name, "r%03d", i);
-        cases.push_back(make_case(op, random, shape, reduction, false, name));
+        cases.push_back(
+            make_case(op, random, shape, reduction, false, name, ACL_DT_UNDEFINED, static_cast<size_t>(i)));
     }
     // An op that rounds its weights to the promoted dtype: 16-bit inputs with float32 weights a
     // 16-bit type cannot hold, so that skipping the rounding changes many outputs by an ulp
@@ -373,7 +392,7 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
     if (output.size() != out.storage.size()) return "the output's storage was not read back";
     const auto view = out.view_indices();
     const bool reduced =
-        view.size() == 1 && expected.reference.size() == 1 && op.schema.reducing && golden.attrs.at(0) != 0;
+        view.size() == 1 && expected.reference.size() == 1 && op.schema.reducing && golden.attrs.at(0).i != 0;
     for (size_t n = 0; n < view.size(); ++n) {
         const size_t at = static_cast<size_t>(view[n]);
         ElementUnderCheck e{
@@ -382,7 +401,9 @@ std::string check_random_run(const OpUnderTest& op, const RandomCase& expected,
         e.got = value_of(e.got_bits, dtype);
         e.want = value_of(e.want_bits, dtype);
         if (const std::string fault = element_fault(e, op.schema.bit_exact); !fault.empty())
-            return (reduced ? (golden.attrs[0] == 1 ? "mean: " : "sum: ")
+            return (reduced ? (golden.attrs[0].i == 1   ? "mean: "
+                               : golden.attrs[0].i == 3 ? "batchmean: "
+                                                        : "sum: ")
                             : "view element " + std::to_string(n) + ": ") +
                    fault;
     }

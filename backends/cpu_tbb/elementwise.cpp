@@ -69,6 +69,7 @@ ElementwiseCall::ElementwiseCall(const VectorKernels& kernels, const nnplug_op_d
     plan_rounding();
     in_place_ = !rounds_ && plan_in_place();
     in_place_run_.stream_out = in_place_ && !reduces_ && wants_streaming(desc);
+    in_place_run_.desc = &desc_;
 }
 
 // Inputs outside the promotion whose dtype is not the promoted one are rounded to it,
@@ -125,6 +126,7 @@ double ElementwiseCall::compute_blocks(const common::SlotOffsets& offset, int64_
     for (int64_t done = 0; done < length; done += kBlock) {
         const int64_t n = std::min(kBlock, length - done);
         VectorRun run;
+        run.desc = &desc_;
         run.length = n;
         for (int i = 0; i < operands.input_count; ++i) {
             const int slot = operands.inputs[i].slot;

@@ -51,7 +51,8 @@ struct OpOperands {
 // One run whose operands share a dtype and are read in place, addressed by slot: the
 // first element of each contiguous input, the one value of a splat input.
 struct VectorRun {
-    int32_t dtype = NNPLUG_DTYPE_F32;  // nnplug_dtype of every operand
+    const nnplug_op_desc* desc = nullptr;  // the call: its attributes (nnplug_attr_f32, ...)
+    int32_t dtype = NNPLUG_DTYPE_F32;      // nnplug_dtype of every operand
     int64_t length = 0;
     std::array<const void*, NNPLUG_MAX_OPERANDS> input{};
     std::array<OperandAccess, NNPLUG_MAX_OPERANDS> access{};  // kAbsent unless set

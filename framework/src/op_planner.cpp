@@ -580,7 +580,10 @@ void Planner::describe_attrs(nnplug_op_desc& desc) const {
         const AttrValue& value = call_.attrs[a];
         switch (spec.type) {
             case AttrType::kInt64:
-                if (!(spec.negative_ignores_nothing && value.i64 < 0)) add_attr(desc, spec.key, value.i64);
+                if (spec.key == NNPLUG_ATTR_REDUCTION && value.i64 == kReductionBatchmean)
+                    add_attr(desc, spec.key, int64_t{NNPLUG_REDUCTION_MEAN});  // over self's first dim
+                else if (!(spec.negative_ignores_nothing && value.i64 < 0))
+                    add_attr(desc, spec.key, value.i64);
                 break;
             case AttrType::kDouble:
                 add_attr(desc, spec.key, value.f64);
@@ -597,8 +600,11 @@ void Planner::describe_attrs(nnplug_op_desc& desc) const {
         }
     }
     if (schema_.attr_index(NNPLUG_ATTR_REDUCTION) >= 0 && schema_.mean_count != MeanCount::kWeights) {
-        const int64_t n = schema_.mean_count == MeanCount::kSelf ? self_->element_count() : iteration_count();
-        const bool mean = reduction() == NNPLUG_REDUCTION_MEAN && n > 0;
+        const bool batchmean = reduction() == kReductionBatchmean;
+        const int64_t n = batchmean ? (self_->view_dims.empty() ? 1 : self_->view_dims[0])
+                          : schema_.mean_count == MeanCount::kSelf ? self_->element_count()
+                                                                   : iteration_count();
+        const bool mean = (reduction() == NNPLUG_REDUCTION_MEAN || batchmean) && n > 0;
         add_attr(desc, NNPLUG_ATTR_SCALE, mean ? 1.0 / static_cast<double>(n) : 1.0);
         add_attr(desc, NNPLUG_ATTR_REDUCE_COUNT, n);
     }

@@ -166,6 +166,15 @@ inline constexpr AttrSpec kIgnoreIndexAttr = {NNPLUG_ATTR_IGNORE_INDEX, "ignoreI
 inline constexpr AttrSpec kReductionAttr = {NNPLUG_ATTR_REDUCTION, "reduction", NNPLUG_REDUCTION_NONE,
                                             NNPLUG_REDUCTION_SUM, "0 (none), 1 (mean) or 2 (sum)"};
 
+// reduction 3, batchmean (KlDiv): the sum divided by self's first dimension (1 for a 0-d
+// self). Backends never see it: the planner describes it as a mean with that divisor.
+inline constexpr int64_t kReductionBatchmean = 3;
+
+// The reduction argument of a loss that also takes batchmean.
+inline constexpr AttrSpec kBatchmeanReductionAttr = {NNPLUG_ATTR_REDUCTION, "reduction",
+                                                     NNPLUG_REDUCTION_NONE, kReductionBatchmean,
+                                                     "0 (none), 1 (mean), 2 (sum) or 3 (batchmean)"};
+
 // The first-phase checks; each op lists them in the order its API documents.
 enum class Check : uint8_t {
     kNull,      // required tensors, workspaceSize and executor not null

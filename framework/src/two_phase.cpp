@@ -35,14 +35,17 @@ aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema
     return ACLNN_SUCCESS;
 }
 
-// A reduction over no elements: the mean is NaN (0/0), the sum 0; a total weight is 0. The
-// bit patterns are static, so an asynchronous copy may read them after the call has returned.
-const void* empty_value_bits(EmptyValue value, int64_t reduction, int32_t dtype) {
+// A reduction over no elements: the mean is NaN (0/0), the sum 0, a batchmean over a first
+// dimension that is not empty 0 (0/N); a total weight is 0. The bit patterns are static, so
+// an asynchronous copy may read them after the call has returned.
+const void* empty_value_bits(EmptyValue value, const nnplug_op_desc& desc, int32_t dtype) {
+    const int64_t reduction = sdk::reduction(desc);
     static const uint32_t kZero = 0;
     static const uint32_t kNanF32 = 0x7fc00000u;
     static const uint16_t kNanF16 = 0x7e00u;
     static const uint16_t kNanBf16 = 0x7fc0u;
-    if (value == EmptyValue::kZero || reduction != NNPLUG_REDUCTION_MEAN) return &kZero;
+    if (value == EmptyValue::kZero || reduction != NNPLUG_REDUCTION_MEAN || sdk::reduce_count(desc) > 0)
+        return &kZero;
     return dtype == NNPLUG_DTYPE_F16    ? static_cast<const void*>(&kNanF16)
            : dtype == NNPLUG_DTYPE_BF16 ? static_cast<const void*>(&kNanBf16)
                                         : static_cast<const void*>(&kNanF32);
@@ -59,8 +62,8 @@ void plan_empty_values(const OpSchema& schema, const nnplug_op_desc& desc, bool 
     for (int32_t slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& operand = desc.operands[slot];
         if ((operand.flags & NNPLUG_OPERAND_REDUCED) && (operand.flags & NNPLUG_OPERAND_OUTPUT))
-            executor.empty_values[slot] = empty_value_bits(
-                schema.operands[static_cast<size_t>(slot)].empty_value, sdk::reduction(desc), operand.dtype);
+            executor.empty_values[slot] =
+                empty_value_bits(schema.operands[static_cast<size_t>(slot)].empty_value, desc, operand.dtype);
     }
 }
 

@@ -10,15 +10,15 @@
 namespace nnplug::conformance {
 namespace {
 
-aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                     uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], a[0], writable(t[3]), workspace,
+    return aclnnBinaryCrossEntropyGetWorkspaceSize(t[0], t[1], t[2], a[0].i, writable(t[3]), workspace,
                                                    executor);
 }
 
-aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                      uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]),
+    return aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0].i, writable(t[4]),
                                                            workspace, executor);
 }
 

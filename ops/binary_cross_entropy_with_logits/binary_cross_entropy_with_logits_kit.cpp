@@ -14,22 +14,22 @@
 namespace nnplug::conformance {
 namespace {
 
-aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                     uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0], writable(t[4]),
+    return aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(t[0], t[1], t[2], t[3], a[0].i, writable(t[4]),
                                                              workspace, executor);
 }
 
-aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                      uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0],
+    return aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], a[0].i,
                                                                      writable(t[5]), workspace, executor);
 }
 
-aclnnStatus target_backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus target_backward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                             uint64_t* workspace, aclOpExecutor** executor) {
     return aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize(
-        t[0], t[1], t[2], t[3], t[4], a[0], writable(t[5]), workspace, executor);
+        t[0], t[1], t[2], t[3], t[4], a[0].i, writable(t[5]), workspace, executor);
 }
 
 // The float64 operands, with posWeight's absence as the reference spells it.
@@ -106,7 +106,12 @@ float target_backward_given(const ElementInputs& e, float minus_lp) {
 KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&),
                       ElementInputs (*probe_inputs)(const ElementInputs&),
                       float (*canonical_given)(const ElementInputs&, float)) {
-    return {evaluate, SelfValues::kLogit, probe_inputs, canonical_given};
+    KitRules rules;
+    rules.evaluate = evaluate;
+    rules.self_values = SelfValues::kLogit;
+    rules.probe_inputs = probe_inputs;
+    rules.canonical_given = canonical_given;
+    return rules;
 }
 
 }  // namespace

@@ -10,14 +10,15 @@
 namespace nnplug::conformance {
 namespace {
 
-aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus forward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                     uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnMseLossGetWorkspaceSize(t[0], t[1], a[0], writable(t[2]), workspace, executor);
+    return aclnnMseLossGetWorkspaceSize(t[0], t[1], a[0].i, writable(t[2]), workspace, executor);
 }
 
-aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<int64_t>& a,
+aclnnStatus backward(const std::vector<const aclTensor*>& t, const std::vector<AttrArg>& a,
                      uint64_t* workspace, aclOpExecutor** executor) {
-    return aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], a[0], writable(t[3]), workspace, executor);
+    return aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], a[0].i, writable(t[3]), workspace,
+                                                executor);
 }
 
 ElementExpectation forward_element(const ElementInputs& e) {

@@ -9,14 +9,14 @@
 // and a reduced operand is its one element at offset (its strides are all 0), so the same
 // walk serves them all. Each element is computed in float32; sums are taken in double, in row
 // order, and each result is rounded once into its output's dtype.
-#include "scalar_ref_class_ops.h"
-
 #include <nnplug/dtype_convert.h>
 #include <nnplug/plugin_support.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include "scalar_ref_walk.h"
 
 namespace sdk = nnplug::sdk;
 
@@ -325,8 +325,9 @@ void cross_entropy_loss_grad(const Call& call) {
     });
 }
 
-}  // namespace
-
+// Every target is checked first: a class index outside [0, C) that is not ignoreIndex refuses
+// the call with NNPLUG_ERR_INVALID_ARGUMENT and a message for last_error(), and nothing is
+// written.
 nnplug_status run_class_op(const nnplug_op_desc& desc) {
     const Call call(desc);
     if (call.classes <= 0)
@@ -354,4 +355,10 @@ nnplug_status run_class_op(const nnplug_op_desc& desc) {
     return NNPLUG_OK;
 }
 
+const Registration kClassOps{
+    {NNPLUG_OP_NLL_LOSS, NNPLUG_OP_NLL_LOSS_2D, NNPLUG_OP_NLL_LOSS_BACKWARD, NNPLUG_OP_NLL_LOSS_2D_BACKWARD,
+     NNPLUG_OP_CROSS_ENTROPY_LOSS, NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD},
+    run_class_op};
+
+}  // namespace
 }  // namespace scalar_ref

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "error_state.h"
 #include "op_schema.h"
+#include "two_phase.h"
 
 namespace nnplug {
 namespace {
@@ -59,10 +61,12 @@ struct PublishedOp {
     std::vector<nnplug_attr_schema> attrs;
     std::vector<nnplug_check> checks;
     nnplug_op_schema view{};
+    const OpSchema* schema = nullptr;
 };
 
 std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
     auto op = std::make_unique<PublishedOp>();
+    op->schema = &schema;
     for (const OperandSpec& spec : schema.operands)
         op->operands.push_back({spec.name, spec.output, spec.optional,
                                 static_cast<nnplug_shape_rule>(spec.shape), spec.same_format, spec.promotes,
@@ -102,6 +106,57 @@ const std::vector<std::unique_ptr<PublishedOp>>& published() {
     return ops;
 }
 
+// An attribute argument as the entry point would pass it; false for a type it cannot be.
+bool attr_value_of(const nnplug_attr_arg& arg, std::vector<AttrValue>& values) {
+    switch (arg.type) {
+        case NNPLUG_ATTR_ARG_INT64:
+            values.emplace_back(arg.i);
+            return true;
+        case NNPLUG_ATTR_ARG_DOUBLE:
+            values.emplace_back(arg.f);
+            return true;
+        case NNPLUG_ATTR_ARG_FLOAT:
+            values.emplace_back(static_cast<float>(arg.f));
+            return true;
+        case NNPLUG_ATTR_ARG_BOOL:
+            values.emplace_back(arg.b != 0);
+            return true;
+        case NNPLUG_ATTR_ARG_REDUCTION_WORD:
+            values.emplace_back(arg.word);
+            return true;
+    }
+    return false;
+}
+
+// The call by schema: the op's own first phase once the attributes have their declared types.
+aclnnStatus call_by_schema(const nnplug_op_schema* op, const aclTensor* const* tensors,
+                           const nnplug_attr_arg* attrs, uint64_t* workspace_size, aclOpExecutor** executor) {
+    const auto& ops = published();
+    const auto found = std::find_if(ops.begin(), ops.end(), [op](const auto& p) { return &p->view == op; });
+    if (found == ops.end()) {
+        set_last_error("nnplug_op_get_workspace_size: op is {}",
+                       op == nullptr ? "null" : "not a published schema");
+        return op == nullptr ? ACLNN_ERR_PARAM_NULLPTR : ACLNN_ERR_PARAM_INVALID;
+    }
+    const OpSchema& schema = *(*found)->schema;
+    if ((tensors == nullptr && !schema.operands.empty()) || (attrs == nullptr && !schema.attrs.empty())) {
+        set_last_error("{}: {} is null", schema.api, tensors == nullptr ? "tensors" : "attrs");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    std::vector<AttrValue> values;
+    for (size_t a = 0; a < schema.attrs.size(); ++a) {
+        const bool converted = attr_value_of(attrs[a], values);
+        if (!converted || attrs[a].type != static_cast<nnplug_attr_arg_type>(schema.attrs[a].type)) {
+            set_last_error("{}: attribute {} ({}) is given as type {}, its schema declares type {}",
+                           schema.api, a, schema.attrs[a].name, static_cast<int>(attrs[a].type),
+                           static_cast<int>(schema.attrs[a].type));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return first_phase(schema, tensors, schema.operands.size(), values.data(), values.size(), workspace_size,
+                       executor);
+}
+
 }  // namespace
 
 SchemaRegistration::SchemaRegistration(const OpSchema& schema) {
@@ -123,6 +178,17 @@ size_t nnplug_op_schema_count(void) {
 const nnplug_op_schema* nnplug_op_schema_at(size_t i) {
     const auto& ops = nnplug::published();
     return i < ops.size() ? &ops[i]->view : nullptr;
+}
+
+aclnnStatus nnplug_op_get_workspace_size(const nnplug_op_schema* op, const aclTensor* const* tensors,
+                                         const nnplug_attr_arg* attrs, uint64_t* workspaceSize,
+                                         aclOpExecutor** executor) {
+    try {
+        return nnplug::call_by_schema(op, tensors, attrs, workspaceSize, executor);
+    } catch (const std::bad_alloc&) {
+        nnplug::set_last_error("nnplug_op_get_workspace_size: out of host memory");
+        return ACLNN_ERR_INNER;
+    }
 }
 
 }  // extern "C"

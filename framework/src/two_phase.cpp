@@ -290,10 +290,10 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
 }
 
 // Whether an entry point passes each attribute in the type its schema declares.
-bool attr_types_match(const OpSchema& schema, std::initializer_list<AttrValue> attrs) {
-    for (size_t a = 0; a < attrs.size(); ++a) {
+bool attr_types_match(const OpSchema& schema, const AttrValue* attrs, size_t count) {
+    for (size_t a = 0; a < count; ++a) {
         const AttrType declared = schema.attrs[a].type;
-        const AttrType given = attrs.begin()[a].type;
+        const AttrType given = attrs[a].type;
         if (given != declared && !(declared == AttrType::kFloat && given == AttrType::kDouble)) return false;
     }
     return true;
@@ -301,8 +301,8 @@ bool attr_types_match(const OpSchema& schema, std::initializer_list<AttrValue> a
 
 }  // namespace
 
-aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclTensor*> tensors,
-                        std::initializer_list<AttrValue> attrs, uint64_t* workspace_size,
+aclnnStatus first_phase(const OpSchema& schema, const aclTensor* const* tensors, size_t tensor_count,
+                        const AttrValue* attrs, size_t attr_count, uint64_t* workspace_size,
                         aclOpExecutor** executor) noexcept {
     try {
         RuntimeLease runtime(schema.api);
@@ -312,29 +312,29 @@ aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclT
                            workspace_size == nullptr ? "workspaceSize" : "executor");
             return ACLNN_ERR_PARAM_NULLPTR;
         }
-        if (tensors.size() != schema.operands.size() || attrs.size() != schema.attrs.size() ||
-            tensors.size() > TensorHold::kMaxTensors || !attr_types_match(schema, attrs)) {
+        if (tensor_count != schema.operands.size() || attr_count != schema.attrs.size() ||
+            tensor_count > TensorHold::kMaxTensors || !attr_types_match(schema, attrs, attr_count)) {
             set_last_error(
                 "{}: internal error: the entry point passes {} tensors and {} attributes, its schema "
                 "has {} and {} (or their types differ)",
-                schema.api, tensors.size(), attrs.size(), schema.operands.size(), schema.attrs.size());
+                schema.api, tensor_count, attr_count, schema.operands.size(), schema.attrs.size());
             return ACLNN_ERR_INNER;
         }
         // The call's tensors stay allocated until it returns, whatever other threads destroy.
         // One that was not live at the start is replaced by a tensor that never is, so the
         // planner reports it by name and never reads it, even if its address is reused.
         static const aclTensor kNeverLive{};
-        const TensorHold hold(tensors.begin(), tensors.size());
+        const TensorHold hold(tensors, tensor_count);
         const aclTensor* held[TensorHold::kMaxTensors];
-        for (size_t i = 0; i < tensors.size(); ++i) {
-            const aclTensor* given = tensors.begin()[i];
+        for (size_t i = 0; i < tensor_count; ++i) {
+            const aclTensor* given = tensors[i];
             held[i] = given == nullptr || hold.held(i) ? given : &kNeverLive;
         }
         // The dtype and SoC rules are those of the backend the op is routed to.
         const Candidate backend = candidate_of(*runtime, runtime->routing().target(schema.kind));
         const DeviceTraits device{soc_name_of(*backend.plugin, backend.context),
                                   backend.plugin->dtype_mask(backend.context)};
-        const OpCall call{held, attrs.begin()};
+        const OpCall call{held, attrs};
         nnplug_op_desc desc;
         bool empty_self = false;
         if (const aclnnStatus status = plan_op(schema, call, device, desc, empty_self)) return status;

@@ -11,10 +11,17 @@
 
 namespace nnplug {
 
-// aclnnXxxGetWorkspaceSize: tensors and attrs in schema order.
-aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclTensor*> tensors,
-                        std::initializer_list<AttrValue> attrs, uint64_t* workspace_size,
+// aclnnXxxGetWorkspaceSize: tensors and attrs in schema order (as many as it has of each).
+aclnnStatus first_phase(const OpSchema& schema, const aclTensor* const* tensors, size_t tensor_count,
+                        const AttrValue* attrs, size_t attr_count, uint64_t* workspace_size,
                         aclOpExecutor** executor) noexcept;
+
+inline aclnnStatus first_phase(const OpSchema& schema, std::initializer_list<const aclTensor*> tensors,
+                               std::initializer_list<AttrValue> attrs, uint64_t* workspace_size,
+                               aclOpExecutor** executor) noexcept {
+    return first_phase(schema, tensors.begin(), tensors.size(), attrs.begin(), attrs.size(), workspace_size,
+                       executor);
+}
 
 // aclnnXxx: runs (or enqueues) an executor made by schema's first phase.
 aclnnStatus second_phase(const OpSchema& schema, void* workspace, uint64_t workspace_size,

@@ -50,7 +50,44 @@ void finalize() {
     nnplug::python::check_status(aclFinalize(), "aclFinalize");
 }
 
-void run(const std::string& op_name, const py::list& inputs, int64_t reduction, const py::tuple& out) {
+// The op's attributes from Python values in signature order (an int alone: the reduction),
+// each converted to the type the op's schema declares; `words` keeps the strings.
+std::vector<nnplug_attr_arg> attr_args(const nnplug::python::OpEntry& op, const py::object& given,
+                                       std::vector<std::string>& words) {
+    const py::list values =
+        py::isinstance<py::int_>(given) ? py::list(py::make_tuple(given)) : py::list(given);
+    const nnplug_op_schema& schema = *op.schema;
+    if (values.size() != schema.attr_count)
+        throw py::value_error(op.name + " takes " + std::to_string(schema.attr_count) + " attributes, not " +
+                              std::to_string(values.size()));
+    words.reserve(values.size());
+    std::vector<nnplug_attr_arg> args;
+    for (size_t a = 0; a < values.size(); ++a) {
+        nnplug_attr_arg arg{};
+        arg.type = schema.attrs[a].type;
+        const py::handle value = values[a];
+        const std::string name = op.name + "'s " + schema.attrs[a].name;
+        if (arg.type == NNPLUG_ATTR_ARG_BOOL) {
+            if (!py::isinstance<py::bool_>(value)) throw py::type_error(name + " must be a bool");
+            arg.b = value.cast<bool>() ? 1 : 0;
+        } else if (arg.type == NNPLUG_ATTR_ARG_INT64) {
+            if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+                throw py::type_error(name + " must be an int");
+            arg.i = value.cast<int64_t>();
+        } else if (arg.type == NNPLUG_ATTR_ARG_REDUCTION_WORD) {
+            if (!py::isinstance<py::str>(value)) throw py::type_error(name + " must be a str");
+            arg.word = words.emplace_back(value.cast<std::string>()).c_str();
+        } else {
+            if (!py::isinstance<py::float_>(value) && !py::isinstance<py::int_>(value))
+                throw py::type_error(name + " must be a float");
+            arg.f = value.cast<double>();
+        }
+        args.push_back(arg);
+    }
+    return args;
+}
+
+void run(const std::string& op_name, const py::list& inputs, const py::object& attrs, const py::tuple& out) {
     const nnplug::python::OpEntry* op = nnplug::python::find_op(op_name);
     if (op == nullptr) throw py::value_error("nnplug has no op " + op_name);
     if (static_cast<int>(inputs.size()) != op->inputs) {
@@ -64,9 +101,11 @@ void run(const std::string& op_name, const py::list& inputs, int64_t reduction, 
             operands.emplace_back(host_tensor(input.cast<py::tuple>()));
         }
     }
+    std::vector<std::string> words;
+    const std::vector<nnplug_attr_arg> args = attr_args(*op, attrs, words);
     const HostTensor result = host_tensor(out);
     py::gil_scoped_release release;
-    nnplug::python::run_op(*op, operands, reduction, result, !g_device_memory_is_host);
+    nnplug::python::run_op(*op, operands, args, result, !g_device_memory_is_host);
 }
 
 // The default config aclInit(nullptr) reads, next to the loaded libnnplug.
@@ -112,6 +151,7 @@ PYBIND11_MODULE(_nnplug, m) {
     m.def("device_memory_is_host", [] { return g_device_memory_is_host.load(); });
     m.def("default_config_path", &default_config_path);
     m.def("op_names", &op_names);
-    m.def("run", &run, py::arg("op"), py::arg("inputs"), py::arg("reduction"), py::arg("out"),
-          "Runs an aclnn op: inputs and out are (data_ptr, acl dtype, shape, strides) or None");
+    m.def("run", &run, py::arg("op"), py::arg("inputs"), py::arg("attrs"), py::arg("out"),
+          "Runs an aclnn op: inputs and out are (data_ptr, acl dtype, shape, strides) or None; attrs "
+          "are its attributes in signature order (an int alone: the reduction)");
 }

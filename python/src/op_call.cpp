@@ -128,8 +128,8 @@ bool probe_device_memory_is_host() {
     return copied == ACL_SUCCESS;
 }
 
-void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inputs, int64_t reduction,
-            const HostTensor& out, bool stage) {
+void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inputs,
+            const std::vector<nnplug_attr_arg>& attrs, const HostTensor& out, bool stage) {
     std::vector<std::unique_ptr<OperandTensor>> operands;
     std::vector<const aclTensor*> handles;
     for (const auto& input : inputs) {
@@ -140,7 +140,7 @@ void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inp
     CallStream stream;
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    check_status(op.get_workspace(handles.data(), reduction, result.get(), &workspace_size, &executor),
+    check_status(op.get_workspace(handles.data(), attrs, result.get(), &workspace_size, &executor),
                  op.name.c_str());
     run_executor(op, executor, workspace_size, stream.get());
     result.copy_back();

@@ -40,9 +40,9 @@ void check_status(int status, const char* call);
 // memory in place); asked once per aclInit by a copy the backend refuses otherwise.
 bool probe_device_memory_is_host();
 
-// Runs `op` with `inputs` (std::nullopt for an absent optional operand) into `out`.
-// `stage` copies every operand through aclrtMalloc'd memory. Throws AclFailure.
-void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inputs, int64_t reduction,
-            const HostTensor& out, bool stage);
+// Runs `op` with `inputs` (std::nullopt for an absent optional operand) and its attributes
+// into `out`. `stage` copies every operand through aclrtMalloc'd memory. Throws AclFailure.
+void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inputs,
+            const std::vector<nnplug_attr_arg>& attrs, const HostTensor& out, bool stage);
 
 }  // namespace nnplug::python

@@ -1,6 +1,7 @@
-// The aclnn ops the Python package can call: every loss the published op schemas
-// (nnplug/op_schema.h) list, each reduced to one shape of call: its input operands in slot
-// order (a null for an absent optional one), the reduction and `out`.
+// The aclnn ops the Python package can call: every op the published op schemas
+// (nnplug/op_schema.h) list with one output, in the last slot: its input operands in slot
+// order (a null for an absent optional one), its attributes in signature order (the
+// reduction, and any after it, each of its declared type) and `out`.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "aclnn/acl_meta.h"
+#include "nnplug/op_schema.h"
 
 namespace nnplug::python {
 
@@ -15,14 +17,14 @@ using RunFn = aclnnStatus (*)(void* workspace, uint64_t workspace_size, aclOpExe
                               aclrtStream stream);
 
 struct OpEntry {
-    std::string name;            // the aclnn name, e.g. "aclnnBinaryCrossEntropy"
-    int inputs;                  // operands before `reduction`
-    void* get_workspace_symbol;  // <name>GetWorkspaceSize in libnnplug
-    RunFn run;
+    std::string name;                // the aclnn name, e.g. "aclnnBinaryCrossEntropy"
+    int inputs;                      // the input operands
+    const nnplug_op_schema* schema;  // its published schema: the attributes' names and types
+    RunFn run;                       // <name> in libnnplug
 
-    // <name>GetWorkspaceSize(inputs..., reduction, out, workspace_size, executor).
-    aclnnStatus get_workspace(const aclTensor* const* in, int64_t reduction, aclTensor* out,
-                              uint64_t* workspace_size, aclOpExecutor** executor) const;
+    // What <name>GetWorkspaceSize(inputs..., attrs..., out, workspace_size, executor) does.
+    aclnnStatus get_workspace(const aclTensor* const* in, const std::vector<nnplug_attr_arg>& attrs,
+                              aclTensor* out, uint64_t* workspace_size, aclOpExecutor** executor) const;
 };
 
 // The entry of an op by its aclnn name, or null.

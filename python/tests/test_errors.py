@@ -117,9 +117,41 @@ def test_op_names_are_those_of_the_c_api():
     assert set(_nnplug.op_names()) == {
         "aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", "aclnnBinaryCrossEntropyWithLogits",
         "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
-        "aclnnMseLoss", "aclnnMseLossBackward"}
+        "aclnnMseLoss", "aclnnMseLossBackward", "aclnnNLLLossBackward", "aclnnNLLLoss2dBackward",
+        "aclnnCrossEntropyLossGrad"}
     with pytest.raises(ValueError):
         _nnplug.run("aclnnNoSuchOp", [], 0, (0, 0, (), ()))
+
+
+def _raw(tensor):
+    """A tensor as the extension takes it, integers too (acl dtypes: float32 0, int64 9)."""
+    return (tensor.data_ptr(), {torch.float32: 0, torch.int64: 9}[tensor.dtype], tuple(tensor.shape),
+            tuple(tensor.stride()))
+
+
+def test_an_op_with_several_attributes_takes_each_in_its_type():
+    from nnplug import _nnplug
+
+    nnplug.ensure_initialized()
+    x = torch.randn(4, 3).log_softmax(1)
+    target, weight, ignore = torch.tensor([0, 2, 1, 2]), torch.tensor([1.0, 2.0, 0.5]), 1
+    total = weight[target][target != ignore].sum().reshape(1)
+    grad = torch.tensor(1.0)  # held: the extension reads it by address
+    inputs = [_raw(grad), _raw(x), _raw(target), _raw(weight), _raw(total)]
+    out = torch.full((4, 3), 7.0)
+    # aclnnNLLLossBackward's attributes, reduction and ignoreIndex; totalWeight comes after
+    # them in the C signature, but the extension passes operands in slot order
+    _nnplug.run("aclnnNLLLossBackward", inputs, [1, ignore], _raw(out))
+    leaf = x.clone().requires_grad_()
+    torch.nn.functional.nll_loss(leaf, target, weight=weight, ignore_index=ignore).backward()
+    torch.testing.assert_close(out, leaf.grad)
+    with pytest.raises(TypeError, match="ignoreIndex must be an int"):
+        _nnplug.run("aclnnNLLLossBackward", inputs, [1, 1.5], _raw(out))
+    with pytest.raises(ValueError, match="takes 2 attributes, not 1"):
+        _nnplug.run("aclnnNLLLossBackward", inputs, [1], _raw(out))
+    with pytest.raises(nnplug.Error, match="reduction 5"):
+        _nnplug.run("aclnnNLLLossBackward", inputs, [5, ignore], _raw(out))
+    assert usable()
 
 
 def test_second_derivatives_are_refused_not_wrong():

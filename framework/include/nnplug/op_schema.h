@@ -17,6 +17,7 @@
 #ifndef NNPLUG_OP_SCHEMA_H
 #define NNPLUG_OP_SCHEMA_H
 
+#include <aclnn/acl_meta.h>
 #include <nnplug/op_slots.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,6 +157,25 @@ __attribute__((visibility("default"))) size_t nnplug_op_schema_count(void);
 
 /* The i-th op's schema, ordered by kind; null when i >= nnplug_op_schema_count(). */
 __attribute__((visibility("default"))) const nnplug_op_schema* nnplug_op_schema_at(size_t i);
+
+/* One attribute argument of nnplug_op_get_workspace_size, in the C type its schema declares. */
+typedef struct nnplug_attr_arg {
+    nnplug_attr_arg_type type;
+    int64_t i;        /* NNPLUG_ATTR_ARG_INT64 */
+    double f;         /* NNPLUG_ATTR_ARG_DOUBLE and NNPLUG_ATTR_ARG_FLOAT */
+    int32_t b;        /* NNPLUG_ATTR_ARG_BOOL: 0 or 1 */
+    const char* word; /* NNPLUG_ATTR_ARG_REDUCTION_WORD */
+} nnplug_attr_arg;
+
+/* The first phase of the op `op` (a schema nnplug_op_schema_at returned) called by its schema:
+ * its tensor arguments in slot order (`operand_count` of them, null for an absent one) and its
+ * attributes in signature order (`attr_count` of them, each of its declared type). Exactly
+ * what <op->api>GetWorkspaceSize does with the same arguments; the second phase is <op->api>.
+ * An attribute of another type than declared is ACLNN_ERR_PARAM_INVALID. For tools and
+ * language bindings that call any op without a prototype per op. */
+__attribute__((visibility("default"))) aclnnStatus nnplug_op_get_workspace_size(
+    const nnplug_op_schema* op, const aclTensor* const* tensors, const nnplug_attr_arg* attrs,
+    uint64_t* workspaceSize, aclOpExecutor** executor);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 #include "naive_bce.h"
 
 #include <nnplug/dtype_convert.h>
-#include <nnplug/ops/bce_math.h>
-#include <nnplug/ops/bce_with_logits_math.h>
+#include <nnplug/ops/binary_cross_entropy_math.h>
+#include <nnplug/ops/binary_cross_entropy_with_logits_math.h>
 
 namespace nnplug::bench {
 namespace {

@@ -1,6 +1,6 @@
 // The binary cross-entropy written as a plain single-threaded loop over the raw
-// buffers, element by element with the scalar SDK helpers (bce_math.h, and
-// bce_with_logits_math.h for the loss on logits): the baseline a user would write
+// buffers, element by element with the scalar SDK helpers (binary_cross_entropy_math.h, and
+// binary_cross_entropy_with_logits_math.h for the loss on logits): the baseline a user would write
 // without a library.
 #pragma once
 

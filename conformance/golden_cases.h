@@ -29,7 +29,7 @@ struct GoldenTensor {
 
 struct GoldenCase {
     std::string name;
-    std::string op;                               // an op of the test catalog: "forward", "backward"
+    std::string op;  // an op of the test catalog: "binary_cross_entropy", "binary_cross_entropy_backward"
     std::vector<AttrArg> attrs;                   // the op's attribute arguments, in signature order
     std::map<std::string, GoldenTensor> tensors;  // by operand role: gradOutput, self, target, weight, out
     std::vector<uint8_t> expect_bits;             // when given: the output's storage after the op, exactly

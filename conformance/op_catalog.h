@@ -169,7 +169,8 @@ struct ClassKit {
 };
 
 struct OpUnderTest {
-    std::string name;                   // the op's word in golden files: "forward", "with_logits_backward"
+    std::string name;                   // the op's word in golden files: "binary_cross_entropy",
+                                        // "binary_cross_entropy_with_logits_backward"
     const char* api;                    // "aclnnBinaryCrossEntropy"
     std::vector<std::string> operands;  // tensor arguments in signature order, by their golden role
     std::vector<std::string> attrs;     // attribute arguments in signature order

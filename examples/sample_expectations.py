@@ -40,8 +40,8 @@ def grad_target(x, y, w, p, g):
     return g * w * (-x - (p - 1) * log_sigmoid(x))
 
 
-for name, formula in (("aclnn_bce_with_logits", loss),
-                      ("aclnn_bce_with_logits_backward", grad_logits),
-                      ("aclnn_bce_with_logits_target_backward", grad_target)):
+for name, formula in (("aclnn_binary_cross_entropy_with_logits", loss),
+                      ("aclnn_binary_cross_entropy_with_logits_backward", grad_logits),
+                      ("aclnn_binary_cross_entropy_with_logits_target_backward", grad_target)):
     values = [formula(X[i], Y[i], W[i], P[i % 3], G[i]) for i in range(6)]
     print(f"{name}: {','.join('%f' % v for v in values)}")

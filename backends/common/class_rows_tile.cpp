@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "bce_with_logits-inl.h"
+#include "binary_cross_entropy_with_logits-inl.h"
 #include "class_rows_tile.h"
 #include "vector_dtype-inl.h"
 

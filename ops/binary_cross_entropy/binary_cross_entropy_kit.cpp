@@ -2,8 +2,8 @@
 // with tensors and attributes in signature order, and the roles golden files name them by.
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
-#include <bce_reference.h>
-#include <nnplug/ops/bce_math.h>
+#include <binary_cross_entropy_reference.h>
+#include <nnplug/ops/binary_cross_entropy_math.h>
 
 #include "op_catalog.h"
 
@@ -34,7 +34,7 @@ ElementExpectation backward_element(const ElementInputs& e) {
 }  // namespace
 
 void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
-    ops.push_back({"forward",
+    ops.push_back({"binary_cross_entropy",
                    "aclnnBinaryCrossEntropy",
                    {"self", "target", "weight", "out"},
                    {"reduction"},
@@ -46,7 +46,7 @@ void register_binary_cross_entropy_kit(std::vector<OpUnderTest>& ops) {
                    {}});
     ops.back().kit.evaluate = forward_element;
     ops.back().kit.self_values = SelfValues::kProbability;
-    ops.push_back({"backward",
+    ops.push_back({"binary_cross_entropy_backward",
                    "aclnnBinaryCrossEntropyBackward",
                    {"gradOutput", "self", "target", "weight", "out"},
                    {"reduction"},

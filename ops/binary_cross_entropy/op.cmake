@@ -1,1 +1,1 @@
-nnplug_add_op(binary_cross_entropy SOURCES bce_ops.cpp)
+nnplug_add_op(binary_cross_entropy SOURCES binary_cross_entropy_ops.cpp)

@@ -3,8 +3,8 @@
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits.h>
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_backward.h>
 #include <aclnnop/aclnn_binary_cross_entropy_with_logits_target_backward.h>
-#include <bce_with_logits_reference.h>
-#include <nnplug/ops/bce_with_logits_math.h>
+#include <binary_cross_entropy_with_logits_reference.h>
+#include <nnplug/ops/binary_cross_entropy_with_logits_math.h>
 
 #include <algorithm>
 #include <cmath>
@@ -117,7 +117,7 @@ KitRules logits_rules(ElementExpectation (*evaluate)(const ElementInputs&),
 }  // namespace
 
 void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops) {
-    ops.push_back({"with_logits",
+    ops.push_back({"binary_cross_entropy_with_logits",
                    "aclnnBinaryCrossEntropyWithLogits",
                    {"self", "target", "weight", "posWeight", "out"},
                    {"reduction"},
@@ -128,7 +128,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    {},
                    {}});
     ops.back().kit = logits_rules(forward_element, forward_probe, forward_given);
-    ops.push_back({"with_logits_backward",
+    ops.push_back({"binary_cross_entropy_with_logits_backward",
                    "aclnnBinaryCrossEntropyWithLogitsBackward",
                    {"gradOutput", "self", "target", "weight", "posWeight", "out"},
                    {"reduction"},
@@ -139,7 +139,7 @@ void register_binary_cross_entropy_with_logits_kit(std::vector<OpUnderTest>& ops
                    {},
                    {}});
     ops.back().kit = logits_rules(backward_element, backward_probe, backward_given);
-    ops.push_back({"with_logits_target_backward",
+    ops.push_back({"binary_cross_entropy_with_logits_target_backward",
                    "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
                    {"gradOutput", "self", "target", "weight", "posWeight", "gradTarget"},
                    {"reduction"},

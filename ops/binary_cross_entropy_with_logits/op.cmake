@@ -1,1 +1,1 @@
-nnplug_add_op(binary_cross_entropy_with_logits SOURCES bce_with_logits_ops.cpp)
+nnplug_add_op(binary_cross_entropy_with_logits SOURCES binary_cross_entropy_with_logits_ops.cpp)

@@ -6,7 +6,7 @@
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <aclnnop/aclnn_cross_entropy_loss.h>
 #include <gtest/gtest.h>
-#include <nnplug/ops/bce_math.h>
+#include <nnplug/ops/binary_cross_entropy_math.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>

@@ -60,7 +60,7 @@ std::vector<GoldenCase> random_cases() {
                 for (int64_t reduction : {0, 1, 2}) {
                     GoldenCase c;
                     c.name = "random";
-                    c.op = backward ? "backward" : "forward";
+                    c.op = backward ? "binary_cross_entropy_backward" : "binary_cross_entropy";
                     c.attrs = {reduction};
                     const bool scalar_grad = reduction != 0;
                     if (backward)
@@ -79,7 +79,7 @@ std::vector<GoldenCase> random_cases() {
     // A transposed self and a strided out in float16, large enough for every core.
     GoldenCase strided;
     strided.name = "strided";
-    strided.op = "backward";
+    strided.op = "binary_cross_entropy_backward";
     strided.attrs = {0};
     strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT16, -1, 1, generator);
     strided.tensors["self"] =
@@ -99,13 +99,15 @@ std::vector<GoldenCase> random_with_logits_cases() {
     int turn = 0;
     for (aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})
         for (const auto& shape : shapes)
-            for (const char* op : {"with_logits", "with_logits_backward", "with_logits_target_backward"})
+            for (const char* op :
+                 {"binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_backward",
+                  "binary_cross_entropy_with_logits_target_backward"})
                 for (int64_t reduction : {0, 1, 2}) {
                     GoldenCase c;
                     c.name = std::string("random_") + op;
                     c.op = op;
                     c.attrs = {reduction};
-                    const bool loss = c.op == "with_logits";
+                    const bool loss = c.op == "binary_cross_entropy_with_logits";
                     if (!loss)
                         c.tensors["gradOutput"] = reduction != 0 ? contiguous({}, dtype, -2, 2, generator)
                                                                  : contiguous(shape, dtype, -2, 2, generator);
@@ -122,12 +124,14 @@ std::vector<GoldenCase> random_with_logits_cases() {
                     cases.push_back(c);
                 }
     // A transposed self, a bfloat16 posWeight broadcast over rows and a strided float16 out.
-    for (const char* op : {"with_logits_backward", "with_logits_target_backward", "with_logits"}) {
+    for (const char* op :
+         {"binary_cross_entropy_with_logits_backward", "binary_cross_entropy_with_logits_target_backward",
+          "binary_cross_entropy_with_logits"}) {
         GoldenCase strided;
         strided.name = std::string("strided_") + op;
         strided.op = op;
         strided.attrs = {0};
-        if (strided.op != "with_logits")
+        if (strided.op != "binary_cross_entropy_with_logits")
             strided.tensors["gradOutput"] = contiguous({700, 300}, ACL_FLOAT, -1, 1, generator);
         strided.tensors["self"] =
             random_tensor({300, 700}, {700, 300}, {1, 700}, ACL_FLOAT, -10, 10, generator);

@@ -3,7 +3,7 @@
 #  1. install nnplug into PREFIX;
 #  2. build plugins/examples/scalar_ref out of tree with find_package(nnplug) against it;
 #  3. register the built plugin by a path relative to a config file and run a CANN sample
-#     (examples/aclnn_bce_with_logits_backward.cpp, built against the install) through it;
+#     (examples/aclnn_binary_cross_entropy_with_logits_backward.cpp, built against the install) through it;
 #  4. run the installed `nnplug conformance` on the plugin by that path (its golden data
 #     from PREFIX/share/nnplug/conformance);
 #  5. install the plugin with nnplug_add_plugin's rule into PREFIX's plugin folder and run
@@ -11,9 +11,9 @@
 file(REMOVE_RECURSE ${PREFIX} ${PLUGIN_BUILD} ${SAMPLES_BUILD})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} COMMAND_ERROR_IS_FATAL ANY
                 OUTPUT_QUIET)
-foreach(file bin/nnplug share/nnplug/conformance/bce_golden.txt lib/cmake/nnplug/nnplugPlugin.cmake
+foreach(file bin/nnplug share/nnplug/conformance/binary_cross_entropy_golden.txt lib/cmake/nnplug/nnplugPlugin.cmake
         include/nnplug/plugin.h include/nnplug/plugin_support.h include/nnplug/op_slots.h
-        include/nnplug/dtype_convert.h include/nnplug/ops/bce_math.h include/nnplug/ops/bce_with_logits_math.h)
+        include/nnplug/dtype_convert.h include/nnplug/ops/binary_cross_entropy_math.h include/nnplug/ops/binary_cross_entropy_with_logits_math.h)
   if(NOT EXISTS ${PREFIX}/${file})
     message(FATAL_ERROR "the install lacks ${file}")
   endif()
@@ -38,12 +38,12 @@ endif()
 file(WRITE ${PLUGIN_BUILD}/scalar_ref.yaml "backend: ./libnnplug_scalar_ref.so\nlog_level: warn\n")
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SAMPLES_DIR}/outside_build -B ${SAMPLES_BUILD}
                         -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Release -DSAMPLES_DIR=${SAMPLES_DIR}
-                        -DSAMPLES=aclnn_bce_with_logits_backward
+                        -DSAMPLES=aclnn_binary_cross_entropy_with_logits_backward
                 COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${SAMPLES_BUILD} COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 # The values examples/CMakeLists.txt expects of this sample on every backend.
 set(ENV{NNPLUG_CONFIG} ${PLUGIN_BUILD}/scalar_ref.yaml)
-execute_process(COMMAND ${CMAKE_COMMAND} -DPROGRAM=${SAMPLES_BUILD}/aclnn_bce_with_logits_backward
+execute_process(COMMAND ${CMAKE_COMMAND} -DPROGRAM=${SAMPLES_BUILD}/aclnn_binary_cross_entropy_with_logits_backward
                         -DEXPECTED=0.119203,-1.244919,0.000000,-0.188770,-0.182426,0.476287
                         -P ${SAMPLES_DIR}/check_sample_output.cmake
                 COMMAND_ERROR_IS_FATAL ANY)

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <nnplug/dtype_convert.h>
-#include <nnplug/ops/bce_math.h>
+#include <nnplug/ops/binary_cross_entropy_math.h>
 #include <nnplug/plugin_support.h>
 
 #include <cmath>
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "bce_simd.h"
+#include "binary_cross_entropy_simd.h"
 #include "driver_call.h"
 
 namespace {
@@ -31,12 +31,14 @@ void expect_backward_exact(const Call& call, const Storage& grad, const Storage&
                            const Storage* weight, const Storage& out) {
     const float scale = nnplug::sdk::scale(call.desc);
     for (int64_t i = 0; i < call.desc.numel; ++i) {
-        const float g = grad.get(call.element(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, i));
-        const float s = self.get(call.element(NNPLUG_BCE_BACKWARD_SELF, i));
-        const float t = target.get(call.element(NNPLUG_BCE_BACKWARD_TARGET, i));
-        const float w = weight != nullptr ? weight->get(call.element(NNPLUG_BCE_BACKWARD_WEIGHT, i)) : 1.0f;
+        const float g = grad.get(call.element(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, i));
+        const float s = self.get(call.element(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, i));
+        const float t = target.get(call.element(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, i));
+        const float w = weight != nullptr
+                            ? weight->get(call.element(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT, i))
+                            : 1.0f;
         const float expected = rounded(out.dtype, nnplug::bce_backward(g, w, s, t, scale));
-        const float result = out.get(call.element(NNPLUG_BCE_BACKWARD_OUT, i));
+        const float result = out.get(call.element(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, i));
         ASSERT_TRUE(same_bits_or_both_nan(result, expected))
             << "element " << i << ": " << result << " vs " << expected;
     }
@@ -44,7 +46,8 @@ void expect_backward_exact(const Call& call, const Storage& grad, const Storage&
 
 TEST(CpuTbbDriver, MeanScaleFromTheDescriptorEqualsTheCanonicalScale) {
     for (const int64_t n : {1, 3, 7, 1000, 65537, 100003, 1 << 26}) {
-        Call call(NNPLUG_OP_BCE_BACKWARD, {n}, NNPLUG_REDUCTION_MEAN, NNPLUG_BCE_BACKWARD_OPERANDS);
+        Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {n}, NNPLUG_REDUCTION_MEAN,
+                  NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
         EXPECT_EQ(nnplug::float_bits(nnplug::sdk::scale(call.desc)),
                   nnplug::float_bits(nnplug::bce_mean_scale(n)));
     }
@@ -56,12 +59,13 @@ TEST(CpuTbbDriver, ContiguousBackwardWithSplatGradientIsCanonical) {
     Storage self = random_storage(NNPLUG_DTYPE_F32, n, 0, 1, 2);
     Storage target = random_storage(NNPLUG_DTYPE_F32, n, 0, 1, 3);
     Storage weight = random_storage(NNPLUG_DTYPE_F32, n, 0, 2, 4), out(NNPLUG_DTYPE_F32, n);
-    Call call(NNPLUG_OP_BCE_BACKWARD, {n}, NNPLUG_REDUCTION_MEAN, NNPLUG_BCE_BACKWARD_OPERANDS);
-    call.operand(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, grad, {0});
-    call.operand(NNPLUG_BCE_BACKWARD_SELF, self, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_TARGET, target, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_WEIGHT, weight, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
+    Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {n}, NNPLUG_REDUCTION_MEAN,
+              NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, grad, {0});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, self, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, target, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT, weight, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
     call.run(nnplug::cpu::bce_backward_kernels(), 16384, true);
     expect_backward_exact(call, grad, self, target, &weight, out);
 }
@@ -74,13 +78,13 @@ TEST(CpuTbbDriver, WeightBroadcastAlongRowsWithoutWeightOrInSixteenBitsIsCanonic
             Storage target = random_storage(dtype, n, 0, 1, 7);
             Storage weight = random_storage(dtype, columns, 0, 2, 8);
             Storage out(dtype, n);
-            Call call(NNPLUG_OP_BCE_BACKWARD, {rows, columns}, NNPLUG_REDUCTION_NONE,
-                      NNPLUG_BCE_BACKWARD_OPERANDS);
-            call.operand(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, grad, {columns, 1});
-            call.operand(NNPLUG_BCE_BACKWARD_SELF, self, {columns, 1});
-            call.operand(NNPLUG_BCE_BACKWARD_TARGET, target, {columns, 1});
-            if (weighted) call.operand(NNPLUG_BCE_BACKWARD_WEIGHT, weight, {0, 1});
-            call.operand(NNPLUG_BCE_BACKWARD_OUT, out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
+            Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {rows, columns}, NNPLUG_REDUCTION_NONE,
+                      NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
+            call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, grad, {columns, 1});
+            call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, self, {columns, 1});
+            call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, target, {columns, 1});
+            if (weighted) call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT, weight, {0, 1});
+            call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, out, {columns, 1}, NNPLUG_OPERAND_OUTPUT);
             call.run(nnplug::cpu::bce_backward_kernels(), 1000, true);
             SCOPED_TRACE(nnplug_dtype_name(dtype));
             expect_backward_exact(call, grad, self, target, weighted ? &weight : nullptr, out);
@@ -97,12 +101,13 @@ TEST(CpuTbbDriver, StridedMixedDtypeBackwardTakesTheGeneralPathAndIsCanonical) {
     Storage target = random_storage(NNPLUG_DTYPE_F16, n, 0, 1, 11);
     Storage weight = random_storage(NNPLUG_DTYPE_BF16, columns, 0, 2, 12);
     Storage out(NNPLUG_DTYPE_F16, n);
-    Call call(NNPLUG_OP_BCE_BACKWARD, {rows, columns}, NNPLUG_REDUCTION_SUM, NNPLUG_BCE_BACKWARD_OPERANDS);
-    call.operand(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, grad, {0, 0});
-    call.operand(NNPLUG_BCE_BACKWARD_SELF, self, {2 * columns, 2});
-    call.operand(NNPLUG_BCE_BACKWARD_TARGET, target, {columns, 1});
-    call.operand(NNPLUG_BCE_BACKWARD_WEIGHT, weight, {0, 1});
-    call.operand(NNPLUG_BCE_BACKWARD_OUT, out, {1, rows}, NNPLUG_OPERAND_OUTPUT);
+    Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {rows, columns}, NNPLUG_REDUCTION_SUM,
+              NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, grad, {0, 0});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, self, {2 * columns, 2});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, target, {columns, 1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT, weight, {0, 1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, out, {1, rows}, NNPLUG_OPERAND_OUTPUT);
     call.run(nnplug::cpu::bce_backward_kernels(), 16384, false);
     expect_backward_exact(call, grad, self, target, &weight, out);
 }
@@ -113,12 +118,13 @@ TEST(CpuTbbDriver, LargeBackwardStreamsItsOutputAndIsCanonical) {
     Storage self = random_storage(NNPLUG_DTYPE_F32, n, 0, 1, 14);
     Storage target = random_storage(NNPLUG_DTYPE_F32, n, 0, 1, 15);
     Storage weight = random_storage(NNPLUG_DTYPE_F32, n, 0, 2, 16), out(NNPLUG_DTYPE_F32, n);
-    Call call(NNPLUG_OP_BCE_BACKWARD, {n}, NNPLUG_REDUCTION_NONE, NNPLUG_BCE_BACKWARD_OPERANDS);
-    call.operand(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, grad, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_SELF, self, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_TARGET, target, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_WEIGHT, weight, {1});
-    call.operand(NNPLUG_BCE_BACKWARD_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
+    Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {n}, NNPLUG_REDUCTION_NONE,
+              NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, grad, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, self, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, target, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT, weight, {1});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
     call.run(nnplug::cpu::bce_backward_kernels(), 16384 * 7 + 3, true);  // ranges not a multiple of a vector
     expect_backward_exact(call, grad, self, target, &weight, out);
 }
@@ -129,11 +135,12 @@ TEST(CpuTbbDriver, ScalarCallOfRankZero) {
     grad.set(0, 0.75f);
     self.set(0, 0.3f);
     target.set(0, 1.0f);
-    Call call(NNPLUG_OP_BCE_BACKWARD, {}, NNPLUG_REDUCTION_NONE, NNPLUG_BCE_BACKWARD_OPERANDS);
-    call.operand(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT, grad, {});
-    call.operand(NNPLUG_BCE_BACKWARD_SELF, self, {});
-    call.operand(NNPLUG_BCE_BACKWARD_TARGET, target, {});
-    call.operand(NNPLUG_BCE_BACKWARD_OUT, out, {}, NNPLUG_OPERAND_OUTPUT);
+    Call call(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, {}, NNPLUG_REDUCTION_NONE,
+              NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS);
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT, grad, {});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF, self, {});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET, target, {});
+    call.operand(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, out, {}, NNPLUG_OPERAND_OUTPUT);
     call.run(nnplug::cpu::bce_backward_kernels(), 1, false);
     expect_backward_exact(call, grad, self, target, nullptr, out);
 }
@@ -149,7 +156,7 @@ float forward_mean(const Call& call, bool reversed, bool in_place) {
         partials[chunk] = forward.sum_chunk(static_cast<int64_t>(chunk));
     }
     forward.finish_reduction(partials.data(), static_cast<int64_t>(partials.size()));
-    const nnplug_tensor& out = call.desc.operands[NNPLUG_BCE_OUT];
+    const nnplug_tensor& out = call.desc.operands[NNPLUG_BINARY_CROSS_ENTROPY_OUT];
     return nnplug::load_as_f32(out.data, out.dtype, 0);
 }
 
@@ -167,13 +174,15 @@ TEST(CpuTbbDriver, ForwardMeanIsIndependentOfTheChunkOrderAndCloseToFloat64InPla
     }
     expected /= static_cast<double>(n);
     Storage out(NNPLUG_DTYPE_F32, 1);
-    Call in_place(NNPLUG_OP_BCE_FORWARD, {n}, NNPLUG_REDUCTION_MEAN, NNPLUG_BCE_OPERANDS);
-    in_place.operand(NNPLUG_BCE_SELF, packed, {1});
-    in_place.operand(NNPLUG_BCE_TARGET, target, {1});
-    in_place.operand(NNPLUG_BCE_WEIGHT, weight, {1});
-    in_place.operand(NNPLUG_BCE_OUT, out, {0}, NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
+    Call in_place(NNPLUG_OP_BINARY_CROSS_ENTROPY, {n}, NNPLUG_REDUCTION_MEAN,
+                  NNPLUG_BINARY_CROSS_ENTROPY_OPERANDS);
+    in_place.operand(NNPLUG_BINARY_CROSS_ENTROPY_SELF, packed, {1});
+    in_place.operand(NNPLUG_BINARY_CROSS_ENTROPY_TARGET, target, {1});
+    in_place.operand(NNPLUG_BINARY_CROSS_ENTROPY_WEIGHT, weight, {1});
+    in_place.operand(NNPLUG_BINARY_CROSS_ENTROPY_OUT, out, {0},
+                     NNPLUG_OPERAND_OUTPUT | NNPLUG_OPERAND_REDUCED);
     Call strided = in_place;
-    strided.operand(NNPLUG_BCE_SELF, self, {2});
+    strided.operand(NNPLUG_BINARY_CROSS_ENTROPY_SELF, self, {2});
     EXPECT_GT(nnplug::cpu::workspace_bytes(nnplug::cpu::bce_forward_kernels(), in_place.desc), 0u);
     const float mean = forward_mean(in_place, false, true);
     EXPECT_NEAR(mean, expected, 1e-6 * std::abs(expected));
@@ -193,14 +202,15 @@ TEST(CpuTbbDriver, ForwardWithoutReductionIsTheSameInPlaceAndConverted) {
         wide_target.set(i, target.get(i));
     }
     Storage out(NNPLUG_DTYPE_F16, n), mixed_out(NNPLUG_DTYPE_F16, n);
-    Call half(NNPLUG_OP_BCE_FORWARD, {n}, NNPLUG_REDUCTION_NONE, NNPLUG_BCE_OPERANDS);
-    half.operand(NNPLUG_BCE_SELF, self, {1});
-    half.operand(NNPLUG_BCE_TARGET, target, {1});
-    half.operand(NNPLUG_BCE_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
+    Call half(NNPLUG_OP_BINARY_CROSS_ENTROPY, {n}, NNPLUG_REDUCTION_NONE,
+              NNPLUG_BINARY_CROSS_ENTROPY_OPERANDS);
+    half.operand(NNPLUG_BINARY_CROSS_ENTROPY_SELF, self, {1});
+    half.operand(NNPLUG_BINARY_CROSS_ENTROPY_TARGET, target, {1});
+    half.operand(NNPLUG_BINARY_CROSS_ENTROPY_OUT, out, {1}, NNPLUG_OPERAND_OUTPUT);
     Call mixed = half;
-    mixed.operand(NNPLUG_BCE_SELF, wide_self, {1});
-    mixed.operand(NNPLUG_BCE_TARGET, wide_target, {1});
-    mixed.operand(NNPLUG_BCE_OUT, mixed_out, {1}, NNPLUG_OPERAND_OUTPUT);
+    mixed.operand(NNPLUG_BINARY_CROSS_ENTROPY_SELF, wide_self, {1});
+    mixed.operand(NNPLUG_BINARY_CROSS_ENTROPY_TARGET, wide_target, {1});
+    mixed.operand(NNPLUG_BINARY_CROSS_ENTROPY_OUT, mixed_out, {1}, NNPLUG_OPERAND_OUTPUT);
     half.run(nnplug::cpu::bce_forward_kernels(), 1024, true);
     mixed.run(nnplug::cpu::bce_forward_kernels(), 999, false);
     EXPECT_EQ(std::memcmp(out.data(), mixed_out.data(), out.words.size() * 4), 0);

@@ -61,12 +61,12 @@ void RuntimeTest::TearDown() {
 
 aclnnStatus run_backward(const aclTensor* grad, const aclTensor* self, const aclTensor* target,
                          const aclTensor* weight, int64_t reduction, aclTensor* out) {
-    return run_op(op_named("backward"), {grad, self, target, weight, out}, {reduction});
+    return run_op(op_named("binary_cross_entropy_backward"), {grad, self, target, weight, out}, {reduction});
 }
 
 aclnnStatus run_forward(const aclTensor* self, const aclTensor* target, const aclTensor* weight,
                         int64_t reduction, aclTensor* out) {
-    return run_op(op_named("forward"), {self, target, weight, out}, {reduction});
+    return run_op(op_named("binary_cross_entropy"), {self, target, weight, out}, {reduction});
 }
 
 }  // namespace nnplug::test

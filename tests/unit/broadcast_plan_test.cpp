@@ -9,11 +9,11 @@ namespace {
 
 // The backward's slots: the plan only needs distinct operands.
 enum Slot {
-    kGrad = NNPLUG_BCE_BACKWARD_GRAD_OUTPUT,
-    kSelf = NNPLUG_BCE_BACKWARD_SELF,
-    kTarget = NNPLUG_BCE_BACKWARD_TARGET,
-    kWeight = NNPLUG_BCE_BACKWARD_WEIGHT,
-    kOut = NNPLUG_BCE_BACKWARD_OUT
+    kGrad = NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT,
+    kSelf = NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF,
+    kTarget = NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET,
+    kWeight = NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT,
+    kOut = NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT
 };
 
 aclTensor make(std::vector<int64_t> dims, std::vector<int64_t> strides) {

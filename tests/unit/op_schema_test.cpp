@@ -129,51 +129,54 @@ TEST(OpSchema, PublishesTheDocumentedRules) {
     // The gradients without exp or log promise their canonical bits; the losses a tolerance.
     EXPECT_EQ(mse_backward.promise, NNPLUG_PROMISE_CANONICAL_BITS);
     EXPECT_EQ(mse.promise, NNPLUG_PROMISE_TOLERANCE);
-    EXPECT_EQ(schema_of(NNPLUG_OP_BCE_BACKWARD).promise, NNPLUG_PROMISE_CANONICAL_BITS);
+    EXPECT_EQ(schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD).promise, NNPLUG_PROMISE_CANONICAL_BITS);
     // The with-logits ops fix every operation but their exp and log.
-    for (const nnplug_op_kind kind : {NNPLUG_OP_BCE_WITH_LOGITS, NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD,
-                                      NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD})
+    for (const nnplug_op_kind kind :
+         {NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS, NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD,
+          NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD})
         EXPECT_EQ(schema_of(kind).promise, NNPLUG_PROMISE_CANONICAL_ORDER) << kind;
 
-    const nnplug_op_schema& bce = schema_of(NNPLUG_OP_BCE_FORWARD);
+    const nnplug_op_schema& bce = schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY);
     EXPECT_EQ(bce.reduced_shape, NNPLUG_REDUCED_SCALAR_OR_ONE);
     EXPECT_EQ(bce.mean_count, NNPLUG_MEAN_OVER_ITERATION);
-    const nnplug_operand_schema& weight = operand(bce, NNPLUG_BCE_WEIGHT);
+    const nnplug_operand_schema& weight = operand(bce, NNPLUG_BINARY_CROSS_ENTROPY_WEIGHT);
     EXPECT_STREQ(weight.name, "weight");
     EXPECT_TRUE(weight.optional && weight.same_format && weight.promotes && !weight.output);
     EXPECT_EQ(weight.shape, NNPLUG_SHAPE_BROADCASTS_TO);
 
     // The with-logits loss: self promotes but has no format rule; weights do not promote.
-    const nnplug_op_schema& logits = schema_of(NNPLUG_OP_BCE_WITH_LOGITS);
-    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).promotes);
-    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).same_format);
-    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT).promotes);
+    const nnplug_op_schema& logits = schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS);
+    EXPECT_TRUE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_SELF).promotes);
+    EXPECT_FALSE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_SELF).same_format);
+    EXPECT_FALSE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_POS_WEIGHT).promotes);
     // ... and are rounded to the promoted dtype of self and target; in the gradients they promote.
-    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_WEIGHT).rounded_to_promoted);
-    EXPECT_TRUE(operand(logits, NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT).rounded_to_promoted);
-    EXPECT_FALSE(operand(logits, NNPLUG_BCE_WITH_LOGITS_SELF).rounded_to_promoted);
-    EXPECT_FALSE(
-        operand(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD), NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT)
-            .rounded_to_promoted);
-    EXPECT_EQ(operand(logits, NNPLUG_BCE_WITH_LOGITS_TARGET).shape, NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY);
-    EXPECT_STREQ(
-        operand(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD), NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT)
-            .name,
-        "gradTarget");
+    EXPECT_TRUE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_WEIGHT).rounded_to_promoted);
+    EXPECT_TRUE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_POS_WEIGHT).rounded_to_promoted);
+    EXPECT_FALSE(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_SELF).rounded_to_promoted);
+    EXPECT_FALSE(operand(schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD),
+                         NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_WEIGHT)
+                     .rounded_to_promoted);
+    EXPECT_EQ(operand(logits, NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET).shape,
+              NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY);
+    EXPECT_STREQ(operand(schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD),
+                         NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_OUT)
+                     .name,
+                 "gradTarget");
 }
 
 // Each gradient names the loss it is the gradient of: a loss with a reduction, itself no
 // gradient; the kit checks the pair against finite differences.
 TEST(OpSchema, GradientsNameTheirLoss) {
     const std::pair<nnplug_op_kind, nnplug_op_kind> links[] = {
-        {NNPLUG_OP_BCE_BACKWARD, NNPLUG_OP_BCE_FORWARD},
-        {NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD, NNPLUG_OP_BCE_WITH_LOGITS},
+        {NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, NNPLUG_OP_BINARY_CROSS_ENTROPY},
+        {NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD, NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS},
         {NNPLUG_OP_MSE_LOSS_BACKWARD, NNPLUG_OP_MSE_LOSS},
         {NNPLUG_OP_NLL_LOSS_BACKWARD, NNPLUG_OP_NLL_LOSS},
         {NNPLUG_OP_NLL_LOSS_2D_BACKWARD, NNPLUG_OP_NLL_LOSS_2D},
         {NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD, NNPLUG_OP_CROSS_ENTROPY_LOSS}};
     for (const auto& [gradient, loss] : links) EXPECT_EQ(schema_of(gradient).gradient_of, loss) << gradient;
-    EXPECT_EQ(schema_of(NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD).gradient_of, -1);  // w.r.t. target
+    EXPECT_EQ(schema_of(NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD).gradient_of,
+              -1);  // w.r.t. target
     for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
         const nnplug_op_schema& op = *nnplug_op_schema_at(i);
         if (op.gradient_of < 0) continue;

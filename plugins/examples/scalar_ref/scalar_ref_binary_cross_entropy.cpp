@@ -1,6 +1,6 @@
-// scalar_ref's aclnnBinaryCrossEntropy and its backward: <nnplug/ops/bce_math.h>'s float32
+// scalar_ref's aclnnBinaryCrossEntropy and its backward: <nnplug/ops/binary_cross_entropy_math.h>'s float32
 // expressions, one element at a time.
-#include <nnplug/ops/bce_math.h>
+#include <nnplug/ops/binary_cross_entropy_math.h>
 
 #include "scalar_ref_walk.h"
 
@@ -18,22 +18,25 @@ using nnplug::bce_backward;
 #endif
 
 nnplug_status run_bce(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropy
-    return for_each_element(d, NNPLUG_BCE_OUT, [](const Position& at) {
-        return nnplug::bce_forward(at.load(NNPLUG_BCE_WEIGHT), at.load(NNPLUG_BCE_SELF),
-                                   at.load(NNPLUG_BCE_TARGET));
+    return for_each_element(d, NNPLUG_BINARY_CROSS_ENTROPY_OUT, [](const Position& at) {
+        return nnplug::bce_forward(at.load(NNPLUG_BINARY_CROSS_ENTROPY_WEIGHT),
+                                   at.load(NNPLUG_BINARY_CROSS_ENTROPY_SELF),
+                                   at.load(NNPLUG_BINARY_CROSS_ENTROPY_TARGET));
     });
 }
 
 nnplug_status run_bce_backward(const nnplug_op_desc& d) {  // aclnnBinaryCrossEntropyBackward
     const float scale = sdk::scale(d);
-    return for_each_element(d, NNPLUG_BCE_BACKWARD_OUT, [&](const Position& at) {
-        return bce_backward(at.load(NNPLUG_BCE_BACKWARD_GRAD_OUTPUT), at.load(NNPLUG_BCE_BACKWARD_WEIGHT),
-                            at.load(NNPLUG_BCE_BACKWARD_SELF), at.load(NNPLUG_BCE_BACKWARD_TARGET), scale);
+    return for_each_element(d, NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT, [&](const Position& at) {
+        return bce_backward(at.load(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT),
+                            at.load(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT),
+                            at.load(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF),
+                            at.load(NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET), scale);
     });
 }
 
-const Registration kForward{{NNPLUG_OP_BCE_FORWARD}, run_bce};
-const Registration kBackward{{NNPLUG_OP_BCE_BACKWARD}, run_bce_backward};
+const Registration kForward{{NNPLUG_OP_BINARY_CROSS_ENTROPY}, run_bce};
+const Registration kBackward{{NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD}, run_bce_backward};
 
 }  // namespace
 }  // namespace scalar_ref

@@ -9,19 +9,20 @@
 #define NNPLUG_OP_SLOTS_H
 
 typedef enum nnplug_op_kind {
-    NNPLUG_OP_BCE_FORWARD = 0,                     /* aclnnBinaryCrossEntropy */
-    NNPLUG_OP_BCE_BACKWARD = 1,                    /* aclnnBinaryCrossEntropyBackward */
-    NNPLUG_OP_BCE_WITH_LOGITS = 2,                 /* aclnnBinaryCrossEntropyWithLogits */
-    NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD = 3,        /* aclnnBinaryCrossEntropyWithLogitsBackward */
-    NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD = 4, /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
-    NNPLUG_OP_MSE_LOSS = 5,                        /* aclnnMseLoss */
-    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,               /* aclnnMseLossBackward */
-    NNPLUG_OP_NLL_LOSS = 7,                        /* aclnnNLLLoss */
-    NNPLUG_OP_NLL_LOSS_2D = 8,                     /* aclnnNLLLoss2d */
-    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,               /* aclnnNLLLossBackward */
-    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,           /* aclnnNLLLoss2dBackward */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,             /* aclnnCrossEntropyLoss */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12         /* aclnnCrossEntropyLossGrad */
+    NNPLUG_OP_BINARY_CROSS_ENTROPY = 0,                      /* aclnnBinaryCrossEntropy */
+    NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD = 1,             /* aclnnBinaryCrossEntropyBackward */
+    NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS = 2,          /* aclnnBinaryCrossEntropyWithLogits */
+    NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD = 3, /* aclnnBinaryCrossEntropyWithLogitsBackward */
+    NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD =
+        4,                                 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_MSE_LOSS = 5,                /* aclnnMseLoss */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,       /* aclnnMseLossBackward */
+    NNPLUG_OP_NLL_LOSS = 7,                /* aclnnNLLLoss */
+    NNPLUG_OP_NLL_LOSS_2D = 8,             /* aclnnNLLLoss2d */
+    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,       /* aclnnNLLLossBackward */
+    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,   /* aclnnNLLLoss2dBackward */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,     /* aclnnCrossEntropyLoss */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12 /* aclnnCrossEntropyLossGrad */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
@@ -31,15 +32,15 @@ typedef enum nnplug_op_kind {
  * this header does not know. Configs name ops this way (per-op routing). */
 static inline const char* nnplug_op_api_name(int op) {
     switch (op) {
-        case NNPLUG_OP_BCE_FORWARD:
+        case NNPLUG_OP_BINARY_CROSS_ENTROPY:
             return "aclnnBinaryCrossEntropy";
-        case NNPLUG_OP_BCE_BACKWARD:
+        case NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD:
             return "aclnnBinaryCrossEntropyBackward";
-        case NNPLUG_OP_BCE_WITH_LOGITS:
+        case NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS:
             return "aclnnBinaryCrossEntropyWithLogits";
-        case NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD:
+        case NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD:
             return "aclnnBinaryCrossEntropyWithLogitsBackward";
-        case NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD:
+        case NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD:
             return "aclnnBinaryCrossEntropyWithLogitsTargetBackward";
         case NNPLUG_OP_MSE_LOSS:
             return "aclnnMseLoss";
@@ -63,44 +64,45 @@ static inline const char* nnplug_op_api_name(int op) {
 }
 
 /* aclnnBinaryCrossEntropy(self, target, weight, reduction, out) */
-enum nnplug_bce_slot {
-    NNPLUG_BCE_SELF = 0,
-    NNPLUG_BCE_TARGET = 1,
-    NNPLUG_BCE_WEIGHT = 2, /* optional: absent means 1 */
-    NNPLUG_BCE_OUT = 3,    /* NNPLUG_OPERAND_REDUCED for mean and sum */
-    NNPLUG_BCE_OPERANDS = 4
+enum nnplug_binary_cross_entropy_slot {
+    NNPLUG_BINARY_CROSS_ENTROPY_SELF = 0,
+    NNPLUG_BINARY_CROSS_ENTROPY_TARGET = 1,
+    NNPLUG_BINARY_CROSS_ENTROPY_WEIGHT = 2, /* optional: absent means 1 */
+    NNPLUG_BINARY_CROSS_ENTROPY_OUT = 3,    /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_BINARY_CROSS_ENTROPY_OPERANDS = 4
 };
 
 /* aclnnBinaryCrossEntropyBackward(gradOutput, self, target, weightOptional, reduction, out) */
-enum nnplug_bce_backward_slot {
-    NNPLUG_BCE_BACKWARD_GRAD_OUTPUT = 0,
-    NNPLUG_BCE_BACKWARD_SELF = 1,
-    NNPLUG_BCE_BACKWARD_TARGET = 2,
-    NNPLUG_BCE_BACKWARD_WEIGHT = 3, /* optional: absent means 1 */
-    NNPLUG_BCE_BACKWARD_OUT = 4,
-    NNPLUG_BCE_BACKWARD_OPERANDS = 5
+enum nnplug_binary_cross_entropy_backward_slot {
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF = 1,
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET = 2,
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT = 3, /* optional: absent means 1 */
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT = 4,
+    NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS = 5
 };
 
 /* aclnnBinaryCrossEntropyWithLogits(self, target, weightOptional, posWeightOptional, reduction, out) */
-enum nnplug_bce_with_logits_slot {
-    NNPLUG_BCE_WITH_LOGITS_SELF = 0,
-    NNPLUG_BCE_WITH_LOGITS_TARGET = 1,
-    NNPLUG_BCE_WITH_LOGITS_WEIGHT = 2,     /* optional: absent means 1 */
-    NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT = 3, /* optional: absent is not the same as 1 (another order) */
-    NNPLUG_BCE_WITH_LOGITS_OUT = 4,        /* NNPLUG_OPERAND_REDUCED for mean and sum */
-    NNPLUG_BCE_WITH_LOGITS_OPERANDS = 5
+enum nnplug_binary_cross_entropy_with_logits_slot {
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_SELF = 0,
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET = 1,
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_WEIGHT = 2, /* optional: absent means 1 */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_POS_WEIGHT =
+        3, /* optional: absent is not the same as 1 (another order) */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_OUT = 4, /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_OPERANDS = 5
 };
 
 /* aclnnBinaryCrossEntropyWithLogitsBackward(gradOutput, self, target, weightOptional,
  * posWeightOptional, reduction, out), and the TargetBackward op with gradTarget in out's slot. */
-enum nnplug_bce_with_logits_backward_slot {
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT = 0,
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF = 1,
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET = 2,
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT = 3,     /* optional: absent means 1 */
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT = 4, /* optional */
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT = 5,        /* out, or gradTarget */
-    NNPLUG_BCE_WITH_LOGITS_BACKWARD_OPERANDS = 6
+enum nnplug_binary_cross_entropy_with_logits_backward_slot {
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_SELF = 1,
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_TARGET = 2,
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_WEIGHT = 3,     /* optional: absent means 1 */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_POS_WEIGHT = 4, /* optional */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_OUT = 5,        /* out, or gradTarget */
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_OPERANDS = 6
 };
 
 /* aclnnMseLoss(self, target, reduction, out): self and target broadcast to each other */
@@ -195,5 +197,38 @@ typedef enum nnplug_attr_key {
     NNPLUG_ATTR_LSE_SQUARE_SCALE_FOR_ZLOSS = 7, /* f64 */
     NNPLUG_ATTR_RETURN_ZLOSS = 8                /* bool */
 } nnplug_attr_key;
+
+/* The binary cross-entropy families' names before they took their folders' names,
+ * kept so that a plugin's source written with them still compiles. */
+#define NNPLUG_OP_BCE_FORWARD NNPLUG_OP_BINARY_CROSS_ENTROPY
+#define NNPLUG_OP_BCE_BACKWARD NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD
+#define NNPLUG_OP_BCE_WITH_LOGITS NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS
+#define NNPLUG_OP_BCE_WITH_LOGITS_BACKWARD NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD
+#define NNPLUG_OP_BCE_WITH_LOGITS_TARGET_BACKWARD NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD
+#define NNPLUG_BCE_SELF NNPLUG_BINARY_CROSS_ENTROPY_SELF
+#define NNPLUG_BCE_TARGET NNPLUG_BINARY_CROSS_ENTROPY_TARGET
+#define NNPLUG_BCE_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_WEIGHT
+#define NNPLUG_BCE_OUT NNPLUG_BINARY_CROSS_ENTROPY_OUT
+#define NNPLUG_BCE_OPERANDS NNPLUG_BINARY_CROSS_ENTROPY_OPERANDS
+#define NNPLUG_BCE_BACKWARD_GRAD_OUTPUT NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_GRAD_OUTPUT
+#define NNPLUG_BCE_BACKWARD_SELF NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_SELF
+#define NNPLUG_BCE_BACKWARD_TARGET NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_TARGET
+#define NNPLUG_BCE_BACKWARD_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_WEIGHT
+#define NNPLUG_BCE_BACKWARD_OUT NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OUT
+#define NNPLUG_BCE_BACKWARD_OPERANDS NNPLUG_BINARY_CROSS_ENTROPY_BACKWARD_OPERANDS
+#define NNPLUG_BCE_WITH_LOGITS_SELF NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_SELF
+#define NNPLUG_BCE_WITH_LOGITS_TARGET NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET
+#define NNPLUG_BCE_WITH_LOGITS_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_WEIGHT
+#define NNPLUG_BCE_WITH_LOGITS_POS_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_POS_WEIGHT
+#define NNPLUG_BCE_WITH_LOGITS_OUT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_OUT
+#define NNPLUG_BCE_WITH_LOGITS_OPERANDS NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_OPERANDS
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_GRAD_OUTPUT \
+    NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_GRAD_OUTPUT
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_SELF NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_SELF
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_TARGET NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_TARGET
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_WEIGHT
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_POS_WEIGHT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_POS_WEIGHT
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_OUT NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_OUT
+#define NNPLUG_BCE_WITH_LOGITS_BACKWARD_OPERANDS NNPLUG_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD_OPERANDS
 
 #endif /* NNPLUG_OP_SLOTS_H */

@@ -3,7 +3,7 @@
 #include <acl/acl.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <nnplug/op_schema.h>
-#include <nnplug/reference/bce_reference.h>
+#include <nnplug/reference/binary_cross_entropy_reference.h>
 
 #include <cmath>
 #include <cstdio>

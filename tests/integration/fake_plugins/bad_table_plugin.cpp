@@ -86,7 +86,7 @@ nnplug_op_i op_with(int32_t kind, const char* name) {
     op.name = name;
     return op;
 }
-const nnplug_op_i kNamelessOp = op_with(NNPLUG_OP_BCE_BACKWARD, nullptr);
+const nnplug_op_i kNamelessOp = op_with(NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD, nullptr);
 const nnplug_op_i kNegativeOp = op_with(-1, "aclnnBinaryCrossEntropyBackward");
 const nnplug_op_i* const kNamelessOps[] = {&kNamelessOp};
 const nnplug_op_i* const kNegativeOps[] = {&kNegativeOp};

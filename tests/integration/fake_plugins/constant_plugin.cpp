@@ -32,7 +32,7 @@ nnplug_status prepare(void*, const nnplug_op_desc*, void** plan, uint64_t* works
 
 // Every element of out, in the iteration space's row-major order.
 nnplug_status launch(void*, const void*, const nnplug_op_desc* desc, void*, uint64_t, void*) {
-    const nnplug_tensor& out = desc->operands[NNPLUG_BCE_OUT];
+    const nnplug_tensor& out = desc->operands[NNPLUG_BINARY_CROSS_ENTROPY_OUT];
     int64_t index[NNPLUG_MAX_DIMS] = {};
     for (int64_t n = 0; n < desc->numel; ++n) {
         int64_t element = out.offset;
@@ -48,7 +48,7 @@ nnplug_status launch(void*, const void*, const nnplug_op_desc* desc, void*, uint
 
 const nnplug_op_i kForward = [] {
     auto op = nnplug::sdk::table<nnplug_op_i>();
-    op.op = NNPLUG_OP_BCE_FORWARD;
+    op.op = NNPLUG_OP_BINARY_CROSS_ENTROPY;
     op.name = "aclnnBinaryCrossEntropy";
     op.supports = supports;
     op.prepare = prepare;

@@ -68,7 +68,7 @@ inline const nnplug_device_i kDevice = [] {
 
 inline const nnplug_op_i kBackward = [] {
     auto op = nnplug::sdk::table<nnplug_op_i>();
-    op.op = NNPLUG_OP_BCE_BACKWARD;
+    op.op = NNPLUG_OP_BINARY_CROSS_ENTROPY_BACKWARD;
     op.name = "aclnnBinaryCrossEntropyBackward";
     op.prepare = unsupported;
     op.launch = no_launch;

@@ -39,7 +39,7 @@ nnplug_status launch(void*, const void*, const nnplug_op_desc*, void*, uint64_t,
 
 const nnplug_op_i kForward = [] {
     auto op = nnplug::sdk::table<nnplug_op_i>();
-    op.op = NNPLUG_OP_BCE_FORWARD;
+    op.op = NNPLUG_OP_BINARY_CROSS_ENTROPY;
     op.name = "aclnnBinaryCrossEntropy";
     op.prepare = prepare;
     op.launch = launch;

@@ -7,6 +7,23 @@
 
 namespace nnplug::cli {
 
+namespace {
+
+// Seconds from min to max. CLI::Range lets NaN through (no comparison with it is true), and
+// a NaN timeout never expires: a plugin that never returns would hang the kit.
+CLI::Validator seconds_between(double min, double max) {
+    return CLI::Validator(
+        [min, max](std::string& text) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value)) return "Value " + text + " is not a number";
+            if (value >= min && value <= max) return {};
+            return "Value " + text + " not in range " + std::to_string(min) + " to " + std::to_string(max);
+        },
+        "SECONDS in [" + std::to_string(min) + " - " + std::to_string(max) + "]");
+}
+
+}  // namespace
+
 Command conformance_command(CLI::App& app) {
     auto options = std::make_shared<conformance::KitOptions>();
     CLI::App* sub = app.add_subcommand("conformance", "Check a backend plugin through the public CANN API");
@@ -53,7 +70,7 @@ Command conformance_command(CLI::App& app) {
            "seconds a case may run before it is stopped and counts as failed (each group runs in a child "
            "process, so a plugin that hangs, crashes or exits fails that case)")
         ->capture_default_str()
-        ->check(CLI::Range(0.1, 3600.0));
+        ->check(seconds_between(conformance::kMinCaseTimeout, conformance::kMaxCaseTimeout));
     sub->add_flag("-v,--verbose", options->verbose, "list every failure and refusal");
     return {sub, [options] { return conformance::run_kit(*options, std::cout); }};
 }

@@ -450,6 +450,12 @@ std::string default_data_dir() {
 
 int run_kit(const KitOptions& options, std::ostream& out) {
     const auto start = std::chrono::steady_clock::now();
+    // Written so that NaN, which no elapsed time exceeds, is refused too.
+    if (!(options.case_timeout >= kMinCaseTimeout && options.case_timeout <= kMaxCaseTimeout)) {
+        out << "nnplug conformance: a case timeout of " << options.case_timeout
+            << " s is refused; it is from " << kMinCaseTimeout << " to " << kMaxCaseTimeout << " s\n";
+        return 2;
+    }
     const std::string data_dir = options.data_dir.empty() ? default_data_dir() : options.data_dir;
     Report report;
     KitContext kit{report, options.seed, options.quick, options.threads, {}, {}};

@@ -11,6 +11,10 @@
 
 namespace nnplug::conformance {
 
+// The range of KitOptions::case_timeout, in seconds; run_kit refuses any other value (NaN too).
+inline constexpr double kMinCaseTimeout = 0.1;
+inline constexpr double kMaxCaseTimeout = 3600;
+
 struct KitOptions {
     std::string plugin;            // a backend name (libnnplug_<name>.so on the search path) or a path to one
     std::vector<std::string> ops;  // aclnn names to check; empty: every op the plugin serves

@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -406,8 +405,7 @@ bool read_case_line(const std::string& text, ClassCase& c) {
 }  // namespace
 
 std::vector<std::pair<std::string, ClassCase>> load_class_golden_cases(const std::string& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot read " + file);
+    std::istringstream in(read_case_file(file));
     std::vector<std::pair<std::string, ClassCase>> cases;
     std::string text;
     while (std::getline(in, text)) {

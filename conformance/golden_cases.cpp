@@ -1,13 +1,16 @@
 #include "golden_cases.h"
 
+#include <fcntl.h>
 #include <nnplug/dtype_convert.h>
+#include <nnplug/escaped_text.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -53,6 +56,16 @@ std::vector<double> parse_doubles(std::istream& in) {
     return values;
 }
 
+// What a file that is not a regular file is, for the message refusing it.
+const char* file_kind(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a folder";
+    return "not a file";
+}
+
 }  // namespace
 
 std::vector<int64_t> GoldenTensor::view_indices() const {
@@ -72,9 +85,38 @@ std::vector<int64_t> GoldenTensor::view_indices() const {
     return indices;
 }
 
+std::string read_case_file(const std::string& file) {
+    // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+    const int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot open " + escaped(file) + ": " + std::strerror(errno));
+    struct stat info {};
+    std::string text;
+    const bool looked = fstat(fd, &info) == 0;
+    const int error = errno;
+    if (!looked || !S_ISREG(info.st_mode)) {
+        close(fd);
+        if (!looked)
+            throw std::runtime_error("cannot look at " + escaped(file) + ": " + std::strerror(error));
+        throw std::runtime_error("'" + escaped(file) + "' is not a regular file (" + file_kind(info.st_mode) +
+                                 ")");
+    }
+    char buffer[65536];
+    ssize_t got = 0;
+    while ((got = read(fd, buffer, sizeof buffer)) != 0) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            const int error = errno;
+            close(fd);
+            throw std::runtime_error("cannot read " + escaped(file) + ": " + std::strerror(error));
+        }
+        text.append(buffer, static_cast<size_t>(got));
+    }
+    close(fd);
+    return text;
+}
+
 std::vector<GoldenCase> load_golden_cases(const std::string& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error("cannot open " + file);
+    std::istringstream in(read_case_file(file));
     std::vector<GoldenCase> cases;
     GoldenCase current;
     std::string line;

@@ -66,6 +66,10 @@ UploadedOperands upload_operands(const GoldenCase& golden);
 // and reads the output's storage back.
 GoldenRun run_golden_case(const GoldenCase& golden);
 
+// The whole of a case file; throws std::runtime_error naming the file when it cannot be
+// read or is not a regular file (a FIFO or a device planted in --data would block or never end).
+std::string read_case_file(const std::string& file);
+
 // All cases of the file; throws std::runtime_error naming the line of a malformed one.
 std::vector<GoldenCase> load_golden_cases(const std::string& file);
 // The cases of every *_golden.txt file in folder, in file name order.

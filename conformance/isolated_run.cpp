@@ -1,16 +1,21 @@
 #include "isolated_run.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <set>
 #include <thread>
 
 #include "kit_internal.h"
@@ -54,7 +59,108 @@ void copy_field(char* to, size_t size, const std::string& from) {
     std::snprintf(to, size, "%s", from.c_str());
 }
 
+// The process group of the child being watched, for end_group_and_die; 0 when none.
+volatile sig_atomic_t g_child_group = 0;
+
+// The signals a user stops the kit with. The child runs in a process group of its own, which
+// a terminal's Ctrl-C no longer reaches: the kit ends that group before it dies.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+extern "C" void end_group_and_die(int signal_number) {
+    if (g_child_group > 0) kill(-g_child_group, SIGKILL);
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigaction(signal_number, &fallback, nullptr);
+    raise(signal_number);
+}
+
+// Installs end_group_and_die for the stop signals the kit does not ignore; the destructor
+// puts the previous actions back.
+class StopSignals {
+public:
+    StopSignals() {
+        for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+            sigaction(kStopSignals[i], nullptr, &previous_[i]);
+            if (previous_[i].sa_handler != SIG_DFL) continue;  // ignored or handled by the program
+            struct sigaction action {};
+            action.sa_handler = end_group_and_die;
+            sigemptyset(&action.sa_mask);
+            sigaction(kStopSignals[i], &action, nullptr);
+        }
+    }
+    ~StopSignals() { restore(); }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+    void restore() const {
+        for (size_t i = 0; i < std::size(kStopSignals); ++i)
+            sigaction(kStopSignals[i], &previous_[i], nullptr);
+    }
+
+private:
+    struct sigaction previous_[std::size(kStopSignals)]{};
+};
+
+// The kit's children now: as a child subreaper (PR_SET_CHILD_SUBREAPER), the orphans of its
+// children become its own, even those that left the child's process group with setsid.
+std::set<pid_t> children() {
+    std::set<pid_t> pids;
+    DIR* tasks = opendir("/proc/self/task");
+    if (tasks == nullptr) return pids;
+    while (const dirent* task = readdir(tasks)) {
+        if (task->d_name[0] == '.') continue;
+        const std::string file = std::string("/proc/self/task/") + task->d_name + "/children";
+        const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char text[4096];
+        const ssize_t got = read(fd, text, sizeof text - 1);
+        close(fd);
+        if (got <= 0) continue;
+        text[got] = '\0';
+        char* at = text;
+        for (char* end = nullptr;; at = end) {
+            const long pid = std::strtol(at, &end, 10);
+            if (end == at) break;
+            pids.insert(static_cast<pid_t>(pid));
+        }
+    }
+    closedir(tasks);
+    return pids;
+}
+
+// Ends whatever the child left running once it has ended: every process of its group, and
+// every process handed to the kit as its orphan that was not a child of the kit before
+// (`before`). Returns how many there were.
+int end_leftovers(pid_t group, const std::set<pid_t>& before) {
+    std::set<pid_t> ended;
+    bool stranger = false;  // a member of the group that is not the kit's child
+    // Rounds, since one of them may fork while the others are killed.
+    for (int round = 0; round < 200; ++round) {
+        std::set<pid_t> running;
+        for (const pid_t pid : children())  // an orphan that had ended is reaped, not counted
+            if (before.count(pid) == 0 && waitpid(pid, nullptr, WNOHANG) == 0) running.insert(pid);
+        const bool in_group = kill(-group, SIGKILL) == 0;
+        for (const pid_t pid : running) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            ended.insert(pid);
+        }
+        if (running.empty() && !in_group) break;
+        stranger = stranger || (in_group && running.empty());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return static_cast<int>(ended.size()) + (ended.empty() && stranger ? 1 : 0);
+}
+
 [[noreturn]] void run_child(const std::function<int(int)>& body, int records, int output) {
+    // A process group of its own: a plugin signalling its group (kill(0, ...)) reaches the
+    // child and what it started, never the kit. It dies with the kit, and reads nothing.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (const int nothing = open("/dev/null", O_RDONLY | O_CLOEXEC); nothing >= 0) {
+        dup2(nothing, STDIN_FILENO);
+        close(nothing);
+    }
     dup2(output, STDOUT_FILENO);
     dup2(output, STDERR_FILENO);
     int code = 2;
@@ -117,16 +223,26 @@ ChildOutcome run_isolated(const std::function<int(int)>& body, double case_timeo
     }
     auto* progress = new (shared) Progress;
     std::fflush(nullptr);  // nothing buffered may be written twice
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const std::set<pid_t> before = children();
+    const pid_t kit = getpid();
+    StopSignals stop_signals;
     const pid_t pid = fork();
     if (pid == 0) {
+        stop_signals.restore();
+        if (getppid() != kit) _exit(2);  // the kit died before PR_SET_PDEATHSIG
         g_progress = progress;
         run_child(body, records, output);
     }
     if (pid < 0) {
         outcome.error = std::string("cannot fork: ") + std::strerror(errno);
     } else {
+        setpgid(pid, pid);  // also here: no signal to the group may come before the child's own call
+        g_child_group = pid;
         int status = 0;
         const bool stopped = watch(pid, *progress, case_timeout, status);
+        outcome.leftovers = end_leftovers(pid, before);
+        g_child_group = 0;
         outcome.records = read_all(records);
         outcome.output = read_all(output);
         const bool done = outcome.records.size() >= 2 &&

@@ -19,12 +19,20 @@ struct ChildOutcome {
     // The case running when the child ended (running() in kit_internal.h); empty before the first.
     std::string group, op, name;
     std::string error;  // kNotStarted: why
+    // How many processes the child left running (started by the plugin, in the child's
+    // process group or handed to the kit as its orphans); each was killed.
+    int leftovers = 0;
 };
 
-// Forks; the child runs body(records_fd) with stdout and stderr captured, writes a mark of
-// completion after it returns and exits with its result. The parent waits and stops the
-// child (SIGKILL) when no new case has started for case_timeout seconds. The caller must
-// not have started threads the child would need (aclInit comes in the child).
+// Forks; the child runs body(records_fd) in a process group of its own, with stdin
+// /dev/null and stdout and stderr captured, writes a mark of completion after it returns and
+// exits with its result. The parent waits and stops the child (SIGKILL) when no new case has
+// started for case_timeout seconds; then it kills whatever the child left running (its
+// group, and the orphans the parent, a child subreaper, inherits from it). The child is
+// killed when the parent dies, and a SIGINT, SIGTERM, SIGHUP or SIGQUIT the parent does
+// not ignore ends the child's group before the parent. The caller must not have started
+// threads the child would need (aclInit comes in the child), nor children of its own that
+// it would wait for with waitpid(-1).
 ChildOutcome run_isolated(const std::function<int(int records_fd)>& body, double case_timeout);
 
 // "the plugin crashed (signal 11, Segmentation fault) ..." and so on: why a child that did

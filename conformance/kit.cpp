@@ -198,6 +198,17 @@ void show_plugin_output(const Isolation& isolation, const std::string& output) {
         isolation.out << "  plugin output| ... " << lines - shown << " more lines (--verbose)\n";
 }
 
+// A failure for the processes the plugin started and left running when its child ended.
+void report_leftovers(const ChildOutcome& outcome, KitContext& kit, const std::string& group,
+                      const std::string& op) {
+    if (outcome.leftovers == 0) return;
+    kit.report.fail(group, op, "leftover_processes",
+                    "the plugin left " + std::to_string(outcome.leftovers) + " process" +
+                        (outcome.leftovers == 1 ? "" : "es") +
+                        " running when the kit's child ended; the kit killed " +
+                        (outcome.leftovers == 1 ? "it" : "them"));
+}
+
 // aclInit and aclrtSetDevice in a child; "" or why not (escaped).
 std::string start_runtime(const Isolation& isolation) {
     if (aclInit(isolation.config.file().c_str()) != ACL_SUCCESS) return escaped(aclGetRecentErrMsg());
@@ -234,6 +245,7 @@ void run_in_child(const Isolation& isolation, KitContext& kit, const char* group
         start = end + 1;
     }
     show_plugin_output(isolation, outcome.output);
+    report_leftovers(outcome, kit, group, op);
     if (outcome.end == ChildOutcome::End::kFinished && outcome.code != 2) return;
     if (outcome.end == ChildOutcome::End::kFinished) {  // an exception escaped the group
         kit.report.fail(group, op, "set-up", "the kit's child failed (its output is above)");
@@ -288,6 +300,7 @@ ProbeResult probe_plugin(const Isolation& isolation, KitContext& kit) {
             result.served[line.substr(tab + 1, second - tab - 1)] = line.substr(second + 1);
     }
     show_plugin_output(isolation, outcome.output);
+    report_leftovers(outcome, kit, "ops", "set-up");
     if (outcome.end != ChildOutcome::End::kFinished)
         kit.report.fail("ops", outcome.name.empty() ? "set-up" : escaped(outcome.op), "served",
                         describe_end(outcome, isolation.options.case_timeout));

@@ -1,17 +1,25 @@
 // A backend that turns on the program judging it, for the conformance kit's watchdog: its
 // one op, aclnnBinaryCrossEntropy, works until a launch, which then (by HOSTILE_BEHAVIOUR)
-// never returns (hang), ends the process with status 0 (exit), or prints lines and returns
-// a message made to pass for the kit's own PASS lines (forge).
+// never returns (hang), ends the process with status 0 (exit), prints lines and returns a
+// message made to pass for the kit's own PASS lines (forge), or sends SIGTERM to its whole
+// process group (kill_group). The helper build's create() starts two processes that would
+// run forever, one in its process group and one that leaves it (setsid), each writing its
+// pid to the file $HOSTILE_PID_FILE names.
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "fake_backend.h"
 
 #define HOSTILE_HANG 1
 #define HOSTILE_EXIT 2
 #define HOSTILE_FORGE 3
+#define HOSTILE_KILL_GROUP 4
+#define HOSTILE_HELPER 5
 
 namespace {
 
@@ -25,11 +33,48 @@ nnplug_status prepare(void*, const nnplug_op_desc*, void** plan, uint64_t* works
     return NNPLUG_OK;
 }
 
+// Appends this process's pid to $HOSTILE_PID_FILE, says so on `ready`, then waits forever.
+[[noreturn]] void helper(int ready) {
+    if (const char* file = std::getenv("HOSTILE_PID_FILE"); file != nullptr) {
+        const int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        char line[32];
+        const int length = std::snprintf(line, sizeof line, "%d\n", static_cast<int>(getpid()));
+        if (fd >= 0) (void)!write(fd, line, static_cast<size_t>(length));
+        if (fd >= 0) close(fd);
+    }
+    (void)!write(ready, "r", 1);
+    close(ready);
+    for (;;) pause();
+}
+
+// Returns once both helpers run, so that the kit finds them whatever the timing.
+[[maybe_unused]] nnplug_status create_with_helpers(const nnplug_option* options, size_t count, int32_t device,
+                                                   void** ctx) {
+    int ready[2];
+    if (pipe(ready) != 0) return nnplug::sdk::fail(NNPLUG_ERR_INTERNAL, "pipe failed");
+    if (fork() == 0) helper(ready[1]);
+    if (fork() == 0) {
+        setsid();
+        if (fork() == 0) helper(ready[1]);  // a daemon: its parent gone, it is nobody's child
+        _exit(0);
+    }
+    close(ready[1]);
+    char byte;
+    for (int started = 0; started < 2 && read(ready[0], &byte, 1) == 1;) ++started;
+    close(ready[0]);
+    return fake::create(options, count, device, ctx);
+}
+
 nnplug_status launch(void*, const void*, const nnplug_op_desc*, void*, uint64_t, void*) {
 #if HOSTILE_BEHAVIOUR == HOSTILE_HANG
     for (;;) pause();
 #elif HOSTILE_BEHAVIOUR == HOSTILE_EXIT
     std::exit(0);
+#elif HOSTILE_BEHAVIOUR == HOSTILE_KILL_GROUP
+    kill(0, SIGTERM);
+    for (;;) pause();
+#elif HOSTILE_BEHAVIOUR == HOSTILE_HELPER
+    return nnplug::sdk::fail(NNPLUG_ERR_INTERNAL, "this build computes nothing");
 #else
     std::printf("%s\n", kForged);
     std::fprintf(stderr, "%s\n", kForged);
@@ -49,7 +94,12 @@ const nnplug_op_i* const kOps[] = {&kForward};
 
 const nnplug_plugin kPlugin = [] {
     auto plugin = fake::table(HOSTILE_NAME);
-    plugin.description = "hangs, exits or forges output in its launch (conformance kit tests)";
+    plugin.description =
+        "hangs, exits, forges output or signals its group in its launch, or starts helper "
+        "processes (conformance kit tests)";
+#if HOSTILE_BEHAVIOUR == HOSTILE_HELPER
+    plugin.create = create_with_helpers;
+#endif
     plugin.ops = kOps;
     plugin.op_count = 1;
     return plugin;

@@ -1,0 +1,23 @@
+# Script mode: runs expect_kit_failure.cmake (its variables as there) with the hostile
+# plugin's helper build, which writes the pid of each process it starts to PID_FILE; then
+# requires that it started some and that none of them outlived the kit.
+set(ENV{HOSTILE_PID_FILE} ${PID_FILE})
+file(REMOVE ${PID_FILE})
+include(${CMAKE_CURRENT_LIST_DIR}/expect_kit_failure.cmake)
+if(NOT EXISTS ${PID_FILE})
+  message(FATAL_ERROR "the plugin started no process (${PID_FILE} missing)")
+endif()
+file(STRINGS ${PID_FILE} pids)
+list(LENGTH pids started)
+set(alive "")
+foreach(pid IN LISTS pids)
+  execute_process(COMMAND kill -0 ${pid} RESULT_VARIABLE signalled OUTPUT_QUIET ERROR_QUIET)
+  if(signalled EQUAL 0)
+    execute_process(COMMAND kill -9 ${pid} OUTPUT_QUIET ERROR_QUIET)
+    list(APPEND alive ${pid})
+  endif()
+endforeach()
+if(NOT alive STREQUAL "")
+  message(FATAL_ERROR "of ${started} processes the plugin started, these outlived the kit: ${alive}")
+endif()
+message(STATUS "the plugin started ${started} processes; none outlived the kit")

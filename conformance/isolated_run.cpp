@@ -2,12 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -54,6 +56,57 @@ std::string read_all(int fd) {
         text.append(buffer, static_cast<size_t>(got));
     return text;
 }
+
+// What a child prints, taken from a pipe while it runs: the first kOutputKept bytes are
+// kept, the rest counted and dropped, so a plugin that prints without end costs the kit
+// neither memory nor disk.
+class OutputPipe {
+public:
+    OutputPipe() {
+        int ends[2];
+        if (pipe2(ends, O_CLOEXEC) != 0) return;
+        read_ = ends[0];
+        write_ = ends[1];
+        fcntl(read_, F_SETFL, O_NONBLOCK);
+    }
+    ~OutputPipe() {
+        close_write_end();
+        if (read_ >= 0) close(read_);
+    }
+    OutputPipe(const OutputPipe&) = delete;
+    OutputPipe& operator=(const OutputPipe&) = delete;
+    bool ok() const { return read_ >= 0; }
+    int write_end() const { return write_; }
+    void close_write_end() {
+        if (write_ >= 0) close(write_);
+        write_ = -1;
+    }
+    // Takes what the pipe holds, waiting up to wait_ms for something. Returns the bytes
+    // taken, or -1 at the end (every writer gone).
+    int64_t drain(int wait_ms) {
+        pollfd ready{read_, POLLIN, 0};
+        if (poll(&ready, 1, wait_ms) <= 0) return 0;
+        int64_t taken = 0;
+        char buffer[65536];
+        for (;;) {
+            const ssize_t got = read(read_, buffer, sizeof buffer);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) return taken;  // EAGAIN: all taken for now
+            if (got == 0) return taken > 0 ? taken : -1;
+            taken += got;
+            total_ += static_cast<uint64_t>(got);
+            if (head_.size() < kOutputKept)
+                head_.append(buffer, std::min(static_cast<size_t>(got), kOutputKept - head_.size()));
+        }
+    }
+    std::string& head() { return head_; }
+    uint64_t total() const { return total_; }
+
+private:
+    int read_ = -1, write_ = -1;
+    std::string head_;
+    uint64_t total_ = 0;
+};
 
 void copy_field(char* to, size_t size, const std::string& from) {
     std::snprintf(to, size, "%s", from.c_str());
@@ -175,7 +228,8 @@ int end_leftovers(pid_t group, const std::set<pid_t>& before) {
 }
 
 // Waits for pid; SIGKILL once no case has started for timeout seconds. True when it was stopped.
-bool watch(pid_t pid, const Progress& progress, double timeout, int& status) {
+// The child's output is taken meanwhile.
+bool watch(pid_t pid, const Progress& progress, double timeout, int& status, OutputPipe& output) {
     using Clock = std::chrono::steady_clock;
     uint64_t seen = progress.cases.load();
     auto since = Clock::now();
@@ -192,7 +246,7 @@ bool watch(pid_t pid, const Progress& progress, double timeout, int& status) {
             }
             return true;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        output.drain(10);
     }
 }
 
@@ -213,12 +267,12 @@ void running(const char* group, const char* op, const std::string& name) {
 ChildOutcome run_isolated(const std::function<int(int)>& body, double case_timeout) {
     ChildOutcome outcome;
     void* shared = mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    const int records = scratch_file(), output = scratch_file();
-    if (shared == MAP_FAILED || records < 0 || output < 0) {
-        outcome.error = std::string("cannot make the child's scratch files: ") + std::strerror(errno);
+    const int records = scratch_file();
+    OutputPipe output;
+    if (shared == MAP_FAILED || records < 0 || !output.ok()) {
+        outcome.error = std::string("cannot make the child's scratch file and pipe: ") + std::strerror(errno);
         if (shared != MAP_FAILED) munmap(shared, sizeof(Progress));
-        for (const int fd : {records, output})
-            if (fd >= 0) close(fd);
+        if (records >= 0) close(records);
         return outcome;
     }
     auto* progress = new (shared) Progress;
@@ -232,19 +286,23 @@ ChildOutcome run_isolated(const std::function<int(int)>& body, double case_timeo
         stop_signals.restore();
         if (getppid() != kit) _exit(2);  // the kit died before PR_SET_PDEATHSIG
         g_progress = progress;
-        run_child(body, records, output);
+        run_child(body, records, output.write_end());
     }
+    output.close_write_end();
     if (pid < 0) {
         outcome.error = std::string("cannot fork: ") + std::strerror(errno);
     } else {
         setpgid(pid, pid);  // also here: no signal to the group may come before the child's own call
         g_child_group = pid;
         int status = 0;
-        const bool stopped = watch(pid, *progress, case_timeout, status);
+        const bool stopped = watch(pid, *progress, case_timeout, status, output);
         outcome.leftovers = end_leftovers(pid, before);
         g_child_group = 0;
+        while (output.drain(20) > 0) {  // until every writer is gone, or silent
+        }
         outcome.records = read_all(records);
-        outcome.output = read_all(output);
+        outcome.output = std::move(output.head());
+        outcome.output_bytes = output.total();
         const bool done = outcome.records.size() >= 2 &&
                           outcome.records.compare(outcome.records.size() - 2, 2, kDoneMark) == 0;
         if (stopped) {
@@ -264,7 +322,6 @@ ChildOutcome run_isolated(const std::function<int(int)>& body, double case_timeo
     }
     munmap(shared, sizeof(Progress));
     close(records);
-    close(output);
     return outcome;
 }
 

@@ -181,21 +181,31 @@ struct Isolation {
 };
 
 // The plugin's own output from a child, each line escaped behind a prefix, so that it can
-// neither start a line of the kit's nor pass for one.
-void show_plugin_output(const Isolation& isolation, const std::string& output) {
+// neither start a line of the kit's nor pass for one. Bounded: at most kShownLines lines
+// (all that was read with --verbose), each cut at kShownLineBytes, and no more than the
+// child's first kOutputKept bytes; what is left out is counted.
+void show_plugin_output(const Isolation& isolation, const ChildOutcome& outcome) {
     constexpr size_t kShownLines = 20;
+    constexpr size_t kShownLineBytes = 1024;
+    const std::string& output = outcome.output;
     size_t shown = 0, lines = 0;
     for (size_t start = 0; start < output.size();) {
         const size_t end = std::min(output.find('\n', start), output.size());
         ++lines;
         if (shown < kShownLines || isolation.options.verbose) {
-            isolation.out << "  plugin output| " << escaped(output.substr(start, end - start)) << "\n";
+            const size_t length = end - start, kept = std::min(length, kShownLineBytes);
+            isolation.out << "  plugin output| " << escaped(output.substr(start, kept));
+            if (kept < length) isolation.out << " ... (" << length - kept << " more bytes of this line)";
+            isolation.out << "\n";
             ++shown;
         }
         start = end + 1;
     }
     if (shown < lines)
         isolation.out << "  plugin output| ... " << lines - shown << " more lines (--verbose)\n";
+    if (outcome.output_bytes > output.size())
+        isolation.out << "  plugin output| ... " << outcome.output_bytes
+                      << " bytes in all; the kit read the first " << output.size() << "\n";
 }
 
 // A failure for the processes the plugin started and left running when its child ended.
@@ -244,7 +254,7 @@ void run_in_child(const Isolation& isolation, KitContext& kit, const char* group
         kit.report.replay(outcome.records.substr(start, end - start));
         start = end + 1;
     }
-    show_plugin_output(isolation, outcome.output);
+    show_plugin_output(isolation, outcome);
     report_leftovers(outcome, kit, group, op);
     if (outcome.end == ChildOutcome::End::kFinished && outcome.code != 2) return;
     if (outcome.end == ChildOutcome::End::kFinished) {  // an exception escaped the group
@@ -299,7 +309,7 @@ ProbeResult probe_plugin(const Isolation& isolation, KitContext& kit) {
         if (line.rfind("S\t", 0) == 0 && second != std::string::npos)
             result.served[line.substr(tab + 1, second - tab - 1)] = line.substr(second + 1);
     }
-    show_plugin_output(isolation, outcome.output);
+    show_plugin_output(isolation, outcome);
     report_leftovers(outcome, kit, "ops", "set-up");
     if (outcome.end != ChildOutcome::End::kFinished)
         kit.report.fail("ops", outcome.name.empty() ? "set-up" : escaped(outcome.op), "served",

@@ -3,6 +3,7 @@
 # death by signal as text, e.g. "Subprocess aborted") and a line matching EXPECTED, which names
 # the case. FORBIDDEN_LINE_START, when given, must start no line of the output (plugin
 # text cannot pass for the kit's own), and a failed run (exit code 1) prints its summary.
+# MAX_OUTPUT_BYTES, when given, bounds the length of everything the kit printed.
 if(NOT DEFINED EXIT_CODE)
   set(EXIT_CODE 1)
 endif()
@@ -25,6 +26,12 @@ if(DEFINED FORBIDDEN_LINE_START)
   string(FIND "\n${output}" "\n${FORBIDDEN_LINE_START}" at)
   if(NOT at EQUAL -1)
     message(FATAL_ERROR "a line starts with '${FORBIDDEN_LINE_START}':\n${output}")
+  endif()
+endif()
+if(DEFINED MAX_OUTPUT_BYTES)
+  string(LENGTH "${output}" length)
+  if(length GREATER MAX_OUTPUT_BYTES)
+    message(FATAL_ERROR "the kit printed ${length} bytes; at most ${MAX_OUTPUT_BYTES} expected")
   endif()
 endif()
 if(summary STREQUAL "" AND EXIT_CODE STREQUAL "1")

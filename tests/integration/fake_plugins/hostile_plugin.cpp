@@ -4,7 +4,8 @@
 // message made to pass for the kit's own PASS lines (forge), or sends SIGTERM to its whole
 // process group (kill_group). The helper build's create() starts two processes that would
 // run forever, one in its process group and one that leaves it (setsid), each writing its
-// pid to the file $HOSTILE_PID_FILE names.
+// pid to the file $HOSTILE_PID_FILE names. The flood build's first launch prints a line of
+// 32 MiB, then 100,000 short ones.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "fake_backend.h"
 
@@ -20,6 +22,7 @@
 #define HOSTILE_FORGE 3
 #define HOSTILE_KILL_GROUP 4
 #define HOSTILE_HELPER 5
+#define HOSTILE_FLOOD 6
 
 namespace {
 
@@ -75,6 +78,15 @@ nnplug_status launch(void*, const void*, const nnplug_op_desc*, void*, uint64_t,
     for (;;) pause();
 #elif HOSTILE_BEHAVIOUR == HOSTILE_HELPER
     return nnplug::sdk::fail(NNPLUG_ERR_INTERNAL, "this build computes nothing");
+#elif HOSTILE_BEHAVIOUR == HOSTILE_FLOOD
+    static bool printed = false;  // once per process
+    if (!printed) {
+        printed = true;
+        const std::string line(size_t{32} << 20, 'x');
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        for (int i = 0; i < 100000; ++i) std::printf("\nline %d", i);
+    }
+    return nnplug::sdk::fail(NNPLUG_ERR_INTERNAL, "this build only prints");
 #else
     std::printf("%s\n", kForged);
     std::fprintf(stderr, "%s\n", kForged);

@@ -829,6 +829,25 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
               std::string::npos);
 }
 
+// train.threads past cpu_tbb's own bound (4096) is refused with it; 70000 passed the reader
+// and the run died of SIGSEGV after its first epoch.
+TEST(TrainSettings, ThreadsPastTheirBoundAreRefusedWithIt) {
+    TempFolder folder;
+    for (const std::string threads : {"4097", "70000", "-1"}) {
+        ConfigDocument document =
+            read_config_document(folder.write("t.yaml", "application: {data: {path: x.csv}}\n"));
+        apply_override(document, "train.threads=" + threads);
+        EXPECT_EQ(error_of([&] { read_train_settings(document, {}); }),
+                  "--set train.threads=" + threads + ": key 'train.threads' has value '" + threads +
+                      "'; expected a whole number from 0 to 4096");
+    }
+    folder.write("x.csv", "1,2,0\n3,4,1\n");
+    ConfigDocument document =
+        read_config_document(folder.write("t.yaml", "application: {data: {path: x.csv}}\n"));
+    apply_override(document, "train.threads=4096");
+    EXPECT_EQ(read_train_settings(document, {}).threads, 4096);
+}
+
 // A data path the file system refuses to look up is not found, with the reason, rather than
 // std::filesystem's exception.
 TEST(TrainSettings, ADataPathTooLongToLookUpIsNotFoundWithTheReason) {

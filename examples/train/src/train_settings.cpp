@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -103,15 +104,18 @@ struct KeyContext {
                              maximum < 1e300 ? fmt::format(" and <= {}", maximum) : ""));
         return value;
     }
-    int64_t whole(int64_t minimum) const {
+    int64_t whole(int64_t minimum, int64_t maximum = INT64_MAX) const {
+        const std::string expected = maximum == INT64_MAX
+                                         ? fmt::format("a whole number >= {}", minimum)
+                                         : fmt::format("a whole number from {} to {}", minimum, maximum);
         int64_t value = 0;
         try {
-            if (!node.IsScalar()) fail(fmt::format("a whole number >= {}", minimum));
+            if (!node.IsScalar()) fail(expected);
             value = node.as<int64_t>();
         } catch (const YAML::Exception&) {
-            fail(fmt::format("a whole number >= {}", minimum));
+            fail(expected);
         }
-        if (value < minimum) fail(fmt::format("a whole number >= {}", minimum));
+        if (value < minimum || value > maximum) fail(expected);
         return value;
     }
     std::string text() const {
@@ -224,7 +228,8 @@ const std::map<std::string, KeyReader>& key_readers() {
          [](const KeyContext& c, TrainSettings& s) { s.weight_decay = c.number(0, false); }},
         {"train.epochs", [](const KeyContext& c, TrainSettings& s) { s.epochs = c.whole(1); }},
         {"train.batch_size", [](const KeyContext& c, TrainSettings& s) { s.batch_size = c.whole(1); }},
-        {"train.threads", [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0); }},
+        {"train.threads",
+         [](const KeyContext& c, TrainSettings& s) { s.threads = c.whole(0, kLargestThreads); }},
         {"train.seed",
          [](const KeyContext& c, TrainSettings& s) { s.seed = static_cast<uint64_t>(c.whole(0)); }},
         {"train.class_weights", read_class_weights},

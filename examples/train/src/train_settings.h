@@ -65,6 +65,8 @@ struct ConfigDocument {
 // The largest config file read: a config is a page of settings (a huge one would only
 // cost time and memory).
 constexpr int64_t kLargestConfigBytes = int64_t{1} << 20;
+// The most host threads train.threads may ask for: cpu_tbb's own threads option's bound.
+constexpr int64_t kLargestThreads = 4096;
 
 // Reads a YAML file of one document: a regular file of at most kLargestConfigBytes; throws
 // std::runtime_error naming the file on failure.

@@ -829,6 +829,24 @@ TEST(TrainSettings, UnknownKeysAndBadValuesAreNamed) {
               std::string::npos);
 }
 
+// A --set whose value is a mapping makes keys under its own: an error about one of them
+// names that --set, not a line and column of the config file (1:5 before, a place in the
+// --set value's text).
+TEST(TrainSettings, AKeyMadeByASetValueBlamesThatSet) {
+    TempFolder folder;
+    ConfigDocument document =
+        read_config_document(folder.write("t.yaml", "\n\napplication: {data: {path: x.csv}}\n"));
+    apply_override(document, "train.epochs={a: 1}");
+    EXPECT_EQ(error_of([&] { read_train_settings(document, {}); }),
+              "--set train.epochs={a: 1}: unknown key 'application.train.epochs.a' (did you mean "
+              "'train.epochs'?)");
+    ConfigDocument twice =
+        read_config_document(folder.write("t.yaml", "\n\napplication: {data: {path: x.csv}}\n"));
+    apply_override(twice, "optimizer.lr={a: 1, a: 2}");
+    EXPECT_EQ(error_of([&] { read_train_settings(twice, {}); }),
+              "--set optimizer.lr={a: 1, a: 2}: key 'application.optimizer.lr.a' appears twice");
+}
+
 // train.threads past cpu_tbb's own bound (4096) is refused with it; 70000 passed the reader
 // and the run died of SIGSEGV after its first epoch.
 TEST(TrainSettings, ThreadsPastTheirBoundAreRefusedWithIt) {

@@ -25,9 +25,18 @@ namespace {
 const std::vector<std::string> kRuntimeKeys = {
     "backend", "ops", "fallback", "log_level", "plugin_paths", "allow_insecure_plugins", "backends"};
 
+// Where key's value came from: the --set that gave it (or gave a key it lies under: a --set
+// whose value is a mapping makes keys below its own), else file:line:column. A node made
+// from a --set value has marks in that value's text, never in the file.
 std::string position(const ConfigDocument& document, const std::string& key, const YAML::Node& node) {
-    const auto override_text = document.overrides.find(key);
-    if (override_text != document.overrides.end()) return fmt::format("--set {}", override_text->second);
+    for (std::string prefix = key;;) {
+        const auto override_text = document.overrides.find(prefix);
+        if (override_text != document.overrides.end())
+            return fmt::format("--set {}", nnplug::escaped(override_text->second));
+        const size_t dot = prefix.rfind('.');
+        if (dot == std::string::npos) break;
+        prefix.resize(dot);
+    }
     return fmt::format("{}:{}:{}", document.source.string(), node.Mark().line + 1, node.Mark().column + 1);
 }
 

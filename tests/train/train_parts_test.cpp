@@ -94,6 +94,36 @@ TEST(TrainData, MalformedRowsNameFileAndLine) {
               std::string::npos);
 }
 
+// A NUL, a byte that is not UTF-8 or a UTF-16 file is named as such, every byte escaped: the
+// message ended at the NUL ("label '1") before, and a UTF-16 file gave "column 1: '".
+TEST(TrainData, NulBytesAndFilesNotInUtf8AreNamedAsSuch) {
+    TempFolder folder;
+    const auto nul = folder.write("nul.csv", std::string("1,2,0\n3,4,1\0x\n", 14));
+    EXPECT_EQ(error_of([&] { load_csv(nul, "auto"); }),
+              nul.string() + ":2: byte 6 (\\x00) is a NUL; a data file is UTF-8 (or ASCII) text");
+    const auto latin1 = folder.write("latin1.csv", "caf\xe9,y\n1,0\n");
+    EXPECT_EQ(error_of([&] { load_csv(latin1, "auto"); }),
+              latin1.string() + ":1: byte 4 (\\xe9) is not UTF-8; a data file is UTF-8 (or ASCII) text");
+    std::string wide = "\xff\xfe";
+    for (const char c : std::string("x,y\n1,0\n")) wide += std::string(1, c) + '\0';
+    const auto utf16 = folder.write("wide.csv", wide);
+    EXPECT_EQ(
+        error_of([&] { load_csv(utf16, "auto"); }),
+        utf16.string() +
+            ": the file is UTF-16 (it starts with a byte order mark); a data file is UTF-8 (or ASCII) text");
+    const auto unmarked = folder.write("unmarked.csv", wide.substr(2));
+    EXPECT_EQ(error_of([&] { load_csv(unmarked, "auto"); }),
+              unmarked.string() +
+                  ": the file is UTF-16 (NUL bytes between the characters of its first line); a data file is "
+                  "UTF-8 (or ASCII) text");
+    const auto escape = folder.write("escape.csv", "1,2,0\n1,\x1b[2J,1\n");
+    EXPECT_EQ(error_of([&] { load_csv(escape, "auto"); }),
+              escape.string() + ":2: column 2: '\\x1b[2J' is not a finite number");
+    // UTF-8 text, its byte order mark included, is read.
+    const Dataset marked = load_csv(folder.write("bom.csv", "\xef\xbb\xbfx\xc3\xa9,y\n1,0\n2,1\n"), "auto");
+    EXPECT_EQ(marked.rows(), 2);
+}
+
 TEST(TrainData, SplitIsStratifiedDeterministicAndDisjoint) {
     const Dataset data = load_csv(NNPLUG_SHIPPED_DATA, "auto");
     const TrainTestSplit a = split_stratified(data, 0.2, 7);

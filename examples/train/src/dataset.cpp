@@ -1,6 +1,7 @@
 #include "dataset.h"
 
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 
 #include <charconv>
 #include <cmath>
@@ -50,6 +51,67 @@ std::optional<int64_t> parse_count(const std::string& text) {
     return value;
 }
 
+// Where text stops being UTF-8 (a NUL counts as not text), or npos when it all is.
+size_t first_byte_not_utf8(const std::string& text) {
+    for (size_t at = 0; at < text.size();) {
+        const auto lead = static_cast<unsigned char>(text[at]);
+        if (lead == 0) return at;
+        // The length of the sequence, and its least second byte's range (no overlong forms,
+        // no surrogates, nothing past U+10FFFF).
+        size_t length = 1;
+        unsigned char low = 0x80, high = 0xbf;
+        if (lead < 0x80) {
+            ++at;
+            continue;
+        }
+        if (lead >= 0xc2 && lead <= 0xdf) {
+            length = 2;
+        } else if (lead >= 0xe0 && lead <= 0xef) {
+            length = 3;
+            low = lead == 0xe0 ? 0xa0 : 0x80;
+            high = lead == 0xed ? 0x9f : 0xbf;
+        } else if (lead >= 0xf0 && lead <= 0xf4) {
+            length = 4;
+            low = lead == 0xf0 ? 0x90 : 0x80;
+            high = lead == 0xf4 ? 0x8f : 0xbf;
+        } else {
+            return at;
+        }
+        if (at + length > text.size()) return at;
+        for (size_t k = 1; k < length; ++k) {
+            const auto next = static_cast<unsigned char>(text[at + k]);
+            if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xbf)) return at;
+        }
+        at += length;
+    }
+    return std::string::npos;
+}
+
+// The encoding a file starting with this line is in when it is not UTF-8: a byte order mark
+// of UTF-16 or UTF-32, or NUL bytes between the characters (UTF-16, as spreadsheets export
+// "Unicode text"). Empty when none of them.
+std::string foreign_encoding(const std::string& first_line) {
+    if (first_line.rfind(std::string("\xff\xfe\0\0", 4), 0) == 0 ||
+        first_line.rfind(std::string("\0\0\xfe\xff", 4), 0) == 0)
+        return "UTF-32 (it starts with a byte order mark)";
+    if (first_line.rfind("\xff\xfe", 0) == 0 || first_line.rfind("\xfe\xff", 0) == 0)
+        return "UTF-16 (it starts with a byte order mark)";
+    size_t nuls = 0;
+    for (const char c : first_line) nuls += c == '\0';
+    if (first_line.size() >= 2 && nuls * 3 >= first_line.size())
+        return "UTF-16 (NUL bytes between the characters of its first line)";
+    return {};
+}
+
+// Refuses a line with a NUL or a byte that is not UTF-8, naming the byte and its column.
+void check_text(const std::string& file, int64_t number, const std::string& line) {
+    const size_t at = first_byte_not_utf8(line);
+    if (at == std::string::npos) return;
+    throw std::runtime_error(fmt::format("{}:{}: byte {} ({}) is {}; a data file is UTF-8 (or ASCII) text",
+                                         file, number, at + 1, nnplug::escaped(line.substr(at, 1)),
+                                         line[at] == '\0' ? "a NUL" : "not UTF-8"));
+}
+
 bool looks_like_sklearn_header(const std::vector<std::string>& fields) {
     return fields.size() == 4 && parse_count(fields[0]) && parse_count(fields[1]) &&
            !parse_float(fields[2]) && !parse_float(fields[3]);
@@ -64,14 +126,22 @@ int64_t Dataset::positives() const {
 }
 
 Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
-    const std::string file = path.string();
+    const std::string file = nnplug::escaped(path.string());
     std::ifstream in(path);
     if (!in) throw std::runtime_error(fmt::format("{}: cannot open the data file", file));
 
     std::vector<std::pair<int64_t, std::string>> lines;  // (line number, text) of non-empty lines
     std::string text;
-    for (int64_t number = 1; std::getline(in, text); ++number)
+    for (int64_t number = 1; std::getline(in, text); ++number) {
+        if (number == 1) {
+            if (const std::string encoding = foreign_encoding(text); !encoding.empty())
+                throw std::runtime_error(
+                    fmt::format("{}: the file is {}; a data file is UTF-8 (or ASCII) text", file, encoding));
+            if (text.rfind("\xef\xbb\xbf", 0) == 0) text.erase(0, 3);  // UTF-8's byte order mark
+        }
+        check_text(file, number, text);
         if (!trim(text).empty()) lines.emplace_back(number, text);
+    }
     if (lines.empty()) throw std::runtime_error(fmt::format("{}: the file holds no rows", file));
 
     Dataset data;
@@ -84,7 +154,7 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
         if (!looks_like_sklearn_header(header))
             throw std::runtime_error(
                 fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'", file,
-                            lines[0].first, trim(lines[0].second)));
+                            lines[0].first, nnplug::escaped(trim(lines[0].second))));
         expected_rows = *parse_count(header[0]);
         feature_count = *parse_count(header[1]);
         data.label_names = {header[2], header[3]};
@@ -118,13 +188,13 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
             const auto value = parse_float(fields[column]);
             if (!value)
                 throw std::runtime_error(fmt::format("{}:{}: column {}: '{}' is not a finite number", file,
-                                                     number, column + 1, fields[column]));
+                                                     number, column + 1, nnplug::escaped(fields[column])));
             data.features(row, column) = *value;
         }
         const auto label = parse_float(fields.back());
         if (!label || (*label != 0.0f && *label != 1.0f))
             throw std::runtime_error(
-                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, fields.back()));
+                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, nnplug::escaped(fields.back())));
         data.labels[row] = *label;
     }
     data.description =

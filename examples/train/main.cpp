@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -247,6 +248,11 @@ int run_main(int argc, char** argv) {
         if (communicator->rank() == 0)
             std::fprintf(stderr, "nnplug_train: %s\n", nnplug::escaped(error.what()).c_str());
         return 1;
+    } catch (const std::bad_alloc&) {
+        // The data set and the model name their own sizes; anything else ends here.
+        return fail(
+            "out of memory: an allocation of the run failed (std::bad_alloc); a smaller data set, "
+            "model or batch needs less");
     } catch (const std::exception& error) {
         return fail(error.what());
     }

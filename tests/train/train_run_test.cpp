@@ -1,9 +1,11 @@
 // Whole runs of nnplug_train: quality on the shipped data, reproducibility across thread
 // counts and backends, resume after an interruption, refused checkpoints.
 #include <acl/acl.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +93,65 @@ class TrainRun : public ::testing::Test {
 protected:
     TempFolder folder;
 };
+
+// nnplug_train with its address space limited to `bytes` (as a memory limit would), its
+// output to log; the exit code, or -2 when it ran more than 60 s.
+int run_with_memory_limit(const std::vector<std::string>& arguments, const std::filesystem::path& log,
+                          rlim_t bytes) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const rlimit limit{bytes, bytes};
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (setrlimit(RLIMIT_AS, &limit) != 0 || fd < 0) _exit(99);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        std::vector<char*> argv;
+        for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        _exit(98);
+    }
+    return pid > 0 ? wait_for(pid, 60) : -1;
+}
+
+// Sizes that cannot fit are refused before anything is allocated, and an allocation that
+// fails under a memory limit is named with what it was for and its size: both printed only
+// "nnplug_train: std::bad_alloc" before.
+TEST_F(TrainRun, SizesThatCannotBeAllocatedAreNamedNotBadAlloc) {
+    const RunResult huge = run(folder.path() / "huge", {"--synthetic", "4611686018427387904,2"}, 20);
+    EXPECT_EQ(huge.exit_code, 1) << huge.output;
+    EXPECT_NE(huge.output.find("nnplug_train: --synthetic '4611686018427387904,2': ROWS x FEATURES float32 "
+                               "values take 3.689e+19 bytes; at most 70368744177664 (64 TiB)"),
+              std::string::npos)
+        << huge.output;
+    const RunResult wide =
+        run(folder.path() / "wide", {"--set", "model.kind=mlp", "--set", "model.hidden=[4294967296]"}, 20);
+    EXPECT_EQ(wide.exit_code, 1) << wide.output;
+    EXPECT_NE(
+        wide.output.find("key 'model.hidden' has value 'a list'; expected a list of whole numbers from 1 "
+                         "to 2147483648"),
+        std::string::npos)
+        << wide.output;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "a sanitizer's shadow memory does not fit in a limited address space";
+#else
+    const auto expect_named = [&](const std::vector<std::string>& extra, const std::string& message) {
+        auto arguments = base_arguments(folder.path() / "limited");
+        arguments.insert(arguments.end(), extra.begin(), extra.end());
+        const auto log = folder.path() / "limited.log";
+        EXPECT_EQ(run_with_memory_limit(arguments, log, rlim_t{3} << 30), 1) << read_text(log);
+        EXPECT_NE(read_text(log).find("nnplug_train: " + message), std::string::npos) << read_text(log);
+        EXPECT_EQ(read_text(log).find("bad_alloc"), std::string::npos) << read_text(log);
+    };
+    expect_named({"--synthetic", "1000,30", "--set", "model.kind=mlp", "--set", "model.hidden=[1000000000]"},
+                 "cannot allocate the model 30-1000000000-1: 32000000001 parameters take 288000000009 bytes "
+                 "with their gradients (out of memory)");
+    expect_named(
+        {"--synthetic", "100000000,30"},
+        "cannot allocate the synthetic data set: 100000000 rows x 30 features take 12000000000 bytes "
+        "as float32 (out of memory)");
+#endif
+}
 
 TEST_F(TrainRun, ShortRunOnShippedDataReaches95PercentTestAccuracy) {
     const auto output = folder.path() / "quality";

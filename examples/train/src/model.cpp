@@ -1,9 +1,15 @@
 #include "model.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
 
 #include "row_kernels.h"
 #include "sigmoid.h"
@@ -28,20 +34,42 @@ Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput out
     sizes_.insert(sizes_.end(), hidden.begin(), hidden.end());
     sizes_.push_back(1);
     size_t offset = 0;
+    bool wrapped = false;
     for (size_t l = 0; l + 1 < sizes_.size(); ++l) {
-        const Layer layer{sizes_[l], sizes_[l + 1], offset,
-                          offset + static_cast<size_t>(sizes_[l] * sizes_[l + 1])};
-        offset = layer.bias_offset + static_cast<size_t>(layer.outputs);
+        size_t weights = 0;
+        wrapped = wrapped || sizes_[l] < 1 || sizes_[l + 1] < 1 ||
+                  __builtin_mul_overflow(static_cast<size_t>(sizes_[l]), static_cast<size_t>(sizes_[l + 1]),
+                                         &weights) ||
+                  __builtin_add_overflow(offset, weights + static_cast<size_t>(sizes_[l + 1]), &weights);
+        const Layer layer{sizes_[l], sizes_[l + 1], offset, weights - static_cast<size_t>(sizes_[l + 1])};
+        offset = weights;
         layers_.push_back(layer);
     }
-    parameters_.assign(offset, 0.0f);
-    gradients_.assign(offset, 0.0f);
-    decayed_.assign(offset, 0);
+    allocate_parameters(offset, wrapped);
     for (const Layer& layer : layers_)
         std::fill(decayed_.begin() + static_cast<std::ptrdiff_t>(layer.weight_offset),
                   decayed_.begin() + static_cast<std::ptrdiff_t>(layer.bias_offset), 1);
     activations_.resize(layers_.size());
     deltas_.resize(layers_.size());
+}
+
+void Model::allocate_parameters(size_t count, bool wrapped) {
+    // Each parameter takes 4 bytes, its gradient 4 and its decay flag 1.
+    constexpr size_t kBytesEach = 2 * sizeof(float) + sizeof(uint8_t);
+    const std::string layers = fmt::format("{}", fmt::join(sizes_, "-"));
+    if (wrapped || count > SIZE_MAX / kBytesEach)
+        throw std::runtime_error(
+            fmt::format("the model {} has more parameters than any memory holds", layers));
+    try {
+        parameters_.assign(count, 0.0f);
+        gradients_.assign(count, 0.0f);
+        decayed_.assign(count, 0);
+    } catch (const std::bad_alloc&) {
+        throw std::runtime_error(fmt::format(
+            "cannot allocate the model {}: {} parameters take {} bytes with their gradients (out of "
+            "memory)",
+            layers, count, count * kBytesEach));
+    }
 }
 
 void Model::initialize(RandomStream& random) {

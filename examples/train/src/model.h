@@ -84,6 +84,9 @@ private:
         size_t bias_offset;
     };
 
+    // The parameters, their gradients and decay flags, count of each; refused in the
+    // program's own words (wrapped: the count did not fit in size_t) rather than bad_alloc.
+    void allocate_parameters(size_t count, bool wrapped);
     void finish_rows(const float* logits, int64_t begin, int64_t end);
     // dLoss/d(last layer) of rows [begin, end) into deltas[0, end - begin).
     void output_deltas(const float* grad_outputs, int64_t begin, int64_t end, float* deltas) const;

@@ -149,7 +149,10 @@ void read_synthetic(const KeyContext& c, TrainSettings& s) {
     try {
         s.synthetic = parse_synthetic_shape(c.text());
     } catch (const std::invalid_argument&) {
-        c.fail("'ROWS,FEATURES' with ROWS >= 10 and FEATURES >= 1");
+        c.fail(
+            fmt::format("'ROWS,FEATURES' with ROWS >= 10, FEATURES >= 1 and ROWS x FEATURES x 4 bytes at "
+                        "most {}",
+                        kLargestDataBytes));
     }
 }
 
@@ -162,9 +165,10 @@ void read_hidden(const KeyContext& c, TrainSettings& s) {
         try {
             size = item.as<int64_t>();
         } catch (const YAML::Exception&) {
-            c.fail("a list of whole numbers >= 1");
+            c.fail(fmt::format("a list of whole numbers from 1 to {}", kLargestLayer));
         }
-        if (size < 1) c.fail("a list of whole numbers >= 1");
+        if (size < 1 || size > kLargestLayer)
+            c.fail(fmt::format("a list of whole numbers from 1 to {}", kLargestLayer));
         s.hidden.push_back(size);
     }
 }
@@ -509,6 +513,13 @@ SyntheticShape parse_synthetic_shape(const std::string& text) {
     }
     if (shape.rows < 10 || shape.features < 1)
         throw std::invalid_argument(fmt::format("'{}': need ROWS >= 10 and FEATURES >= 1", text));
+    // Refused before anything is allocated: more than any host's address space, where
+    // ROWS x FEATURES x 4 would even wrap around.
+    if (shape.features > kLargestDataBytes / 4 / shape.rows)
+        throw std::invalid_argument(
+            fmt::format("'{}': ROWS x FEATURES float32 values take {:.4g} bytes; at most {} ({} TiB)", text,
+                        4.0 * static_cast<double>(shape.rows) * static_cast<double>(shape.features),
+                        kLargestDataBytes, kLargestDataBytes >> 40));
     return shape;
 }
 

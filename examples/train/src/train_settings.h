@@ -65,6 +65,11 @@ struct ConfigDocument {
 // The largest config file read: a config is a page of settings (a huge one would only
 // cost time and memory).
 constexpr int64_t kLargestConfigBytes = int64_t{1} << 20;
+// The most bytes a data set's float32 features may take (ROWS x FEATURES x 4), and the
+// widest hidden layer: beyond any host's memory, so that nothing larger is ever attempted
+// and no size computed from them can wrap around.
+constexpr int64_t kLargestDataBytes = int64_t{1} << 46;
+constexpr int64_t kLargestLayer = int64_t{1} << 31;
 // The most host threads train.threads may ask for: cpu_tbb's own threads option's bound.
 constexpr int64_t kLargestThreads = 4096;
 

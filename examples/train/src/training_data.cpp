@@ -1,6 +1,13 @@
 #include "training_data.h"
 
+#include <fmt/format.h>
+#include <nnplug/escaped_text.h>
+
 #include <chrono>
+#include <filesystem>
+#include <new>
+#include <stdexcept>
+#include <system_error>
 
 namespace train {
 namespace {
@@ -13,14 +20,34 @@ Eigen::VectorXf sample_weights(const Eigen::VectorXf& labels, const std::array<f
     return weights;
 }
 
+// The data set, generated or read; a failed allocation is named with the data set's size.
+Dataset load_data(const TrainSettings& settings) {
+    try {
+        return settings.synthetic
+                   ? make_synthetic(*settings.synthetic, settings.synthetic_noise, settings.seed)
+                   : load_csv(settings.data_path, settings.data_format);
+    } catch (const std::bad_alloc&) {
+        if (!settings.synthetic) {
+            std::error_code ignored;
+            throw std::runtime_error(
+                fmt::format("cannot allocate memory to read the data file '{}' ({} bytes) (out of memory)",
+                            nnplug::escaped(settings.data_path.string()),
+                            std::filesystem::file_size(settings.data_path, ignored)));
+        }
+        const SyntheticShape& shape = *settings.synthetic;
+        throw std::runtime_error(
+            fmt::format("cannot allocate the synthetic data set: {} rows x {} features take {} bytes as "
+                        "float32 (out of memory)",
+                        shape.rows, shape.features, 4 * shape.rows * shape.features));
+    }
+}
+
 }  // namespace
 
 TrainingData prepare_data(const TrainSettings& settings, LossKind loss_kind) {
     const auto load_start = std::chrono::steady_clock::now();
     TrainingData result;
-    Dataset data = settings.synthetic
-                       ? make_synthetic(*settings.synthetic, settings.synthetic_noise, settings.seed)
-                       : load_csv(settings.data_path, settings.data_format);
+    Dataset data = load_data(settings);
     result.fingerprint = data_fingerprint(data);
     result.split = split_stratified(data, settings.test_fraction, settings.seed);
     data = Dataset{};  // the split holds copies

@@ -455,7 +455,7 @@ int print_summary(const KitOptions& options, const Report& report, size_t ops, i
         }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool ok = failed == 0 && exit_code == 0;
-    out << "\nconformance of " << escaped(options.plugin) << ": " << (ok ? "PASS" : "FAIL") << ", " << ops
+    out << "\nconformance of " << brief(options.plugin) << ": " << (ok ? "PASS" : "FAIL") << ", " << ops
         << " ops, " << passed + refused + failed << " cases: " << passed << " passed, " << refused
         << " refused, " << failed << " failed in " << seconds(elapsed) << "\n";
     if (exit_code != 0) return exit_code;
@@ -498,11 +498,11 @@ int run_kit(const KitOptions& options, std::ostream& out) {
 
     const ProbeResult probe = probe_plugin(isolation, kit);
     if (!probe.load_error.empty()) {
-        out << "nnplug conformance: plugin '" << escaped(options.plugin)
+        out << "nnplug conformance: plugin '" << brief(options.plugin)
             << "' did not load: " << probe.load_error << "\n";
         return 2;
     }
-    out << "nnplug conformance: plugin " << escaped(options.plugin) << " (SoC " << probe.soc << "), "
+    out << "nnplug conformance: plugin " << brief(options.plugin) << " (SoC " << probe.soc << "), "
         << kit.golden.size() << " golden cases from " << escaped(data_dir) << (options.quick ? ", quick" : "")
         << ", seed " << options.seed << "\n";
     const std::vector<const OpUnderTest*> ops = select_ops(options, probe, kit, out);

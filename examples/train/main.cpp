@@ -227,11 +227,11 @@ int run_main(int argc, char** argv) {
         // for it at the next combine.
         if (communicator->distributed()) {
             std::fprintf(stderr, "nnplug_train: %s: %s\n", communicator->name().c_str(),
-                         nnplug::escaped(message).c_str());
+                         nnplug::bounded_line(message).c_str());
             std::fflush(stderr);
             communicator->abort(1);
         }
-        std::fprintf(stderr, "nnplug_train: %s\n", nnplug::escaped(message).c_str());
+        std::fprintf(stderr, "nnplug_train: %s\n", nnplug::bounded_line(message).c_str());
         return 1;
     };
     try {
@@ -246,7 +246,7 @@ int run_main(int argc, char** argv) {
     } catch (const train::SettingsMismatch& error) {
         // Every process knows: one message, and each leaves without stopping the others.
         if (communicator->rank() == 0)
-            std::fprintf(stderr, "nnplug_train: %s\n", nnplug::escaped(error.what()).c_str());
+            std::fprintf(stderr, "nnplug_train: %s\n", nnplug::bounded_line(error.what()).c_str());
         return 1;
     } catch (const std::bad_alloc&) {
         // The data set and the model name their own sizes; anything else ends here.
@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
     try {
         return run_main(argc, argv);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "nnplug_train: %s\n", error.what());
+        std::fprintf(stderr, "nnplug_train: %s\n", nnplug::bounded_line(error.what()).c_str());
     } catch (...) {
         std::fprintf(stderr, "nnplug_train: an unknown exception\n");
     }

@@ -10,8 +10,9 @@ thread_local std::string recent_error;
 }
 
 void set_last_error(const std::string& message) {
-    // Messages quote config values and plugin text: one line each, whatever those hold.
-    recent_error = escaped(message);
+    // Messages quote config values and plugin text: one line each of a few KiB at most,
+    // whatever those hold.
+    recent_error = bounded_line(message);
     log().debug("error: {}", recent_error);
 }
 

@@ -135,20 +135,21 @@ void describe_routes(const RuntimeConfig& config, const std::vector<fs::path>& s
 }
 
 // Every text of the inventory comes from a config file or a plugin; `nnplug info` prints
-// it, so bytes outside printable ASCII are written as \xNN here, once.
+// it, so bytes outside printable ASCII are written as \xNN here, once, and each is bounded to
+// a few KiB.
 void escape_for_printing(Inventory& inventory) {
     for (std::string* text :
          {&inventory.config_file, &inventory.config_error, &inventory.backend, &inventory.fallback})
-        *text = escaped(*text);
-    for (std::string& folder : inventory.search_path) folder = escaped(folder);
+        *text = bounded_line(*text);
+    for (std::string& folder : inventory.search_path) folder = bounded_line(folder);
     for (PluginReport& plugin : inventory.plugins) {
         for (std::string* text :
              {&plugin.path, &plugin.refused, &plugin.name, &plugin.description, &plugin.soc})
-            *text = escaped(*text);
-        for (std::string& op : plugin.ops) op = escaped(op);
+            *text = bounded_line(*text);
+        for (std::string& op : plugin.ops) op = bounded_line(op);
     }
     for (OpRouteReport& route : inventory.routes)
-        for (std::string* text : {&route.op, &route.backend, &route.note}) *text = escaped(*text);
+        for (std::string* text : {&route.op, &route.backend, &route.note}) *text = bounded_line(*text);
 }
 
 }  // namespace

@@ -10,13 +10,15 @@
 namespace nnplug {
 namespace {
 
-// Writes each message with the bytes outside printable ASCII escaped: log lines quote paths,
-// config values and plugin text, and each must stay one line that cannot move the cursor.
+// Writes each message with the bytes outside printable ASCII escaped and its length bounded:
+// log lines quote paths, config values and plugin text, and each must stay one line of a few
+// KiB that cannot move the cursor.
 class EscapingSink : public spdlog::sinks::sink {
 public:
     explicit EscapingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
     void log(const spdlog::details::log_msg& message) override {
-        const std::string text = escaped(std::string_view(message.payload.data(), message.payload.size()));
+        const std::string text =
+            bounded_line(std::string_view(message.payload.data(), message.payload.size()));
         spdlog::details::log_msg copy = message;
         copy.payload = text;
         inner_->log(copy);

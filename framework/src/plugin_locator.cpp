@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nnplug/escaped_text.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -231,11 +232,12 @@ bool find_plugin_file(const std::string& name, const std::vector<std::filesystem
         file = name;
         const auto status = std::filesystem::status(file, code);
         if (status.type() == std::filesystem::file_type::not_found) {
-            error = fmt::format("backend plugin file '{}' does not exist", name);
+            error = fmt::format("backend plugin file '{}' does not exist", brief(name, PATH_MAX));
         } else if (code) {
-            error = fmt::format("backend plugin file '{}' cannot be looked at: {}", name, code.message());
+            error = fmt::format("backend plugin file '{}' cannot be looked at: {}", brief(name, PATH_MAX),
+                                code.message());
         } else if (status.type() == std::filesystem::file_type::directory) {
-            error = fmt::format("backend plugin file '{}' is a folder", name);
+            error = fmt::format("backend plugin file '{}' is a folder", brief(name, PATH_MAX));
         } else {
             folder = std::filesystem::absolute(file).parent_path();
             return true;
@@ -246,14 +248,14 @@ bool find_plugin_file(const std::string& name, const std::vector<std::filesystem
         error = fmt::format(
             "backend name '{}' refused: a plugin name holds no '..', backslash or control "
             "character (a path to a file holds a '/')",
-            name);
+            brief(name));
         return false;
     }
     if (name.size() > kMaxBackendNameBytes) {
         error = fmt::format(
             "backend name '{}' refused: it is {} bytes; a backend name is at most {}, so that {} "
             "fits a file name ({} bytes)",
-            name, name.size(), kMaxBackendNameBytes, plugin_file_name("<name>"), NAME_MAX);
+            brief(name), name.size(), kMaxBackendNameBytes, plugin_file_name("<name>"), NAME_MAX);
         return false;
     }
     for (const auto& candidate_folder : search_path) {

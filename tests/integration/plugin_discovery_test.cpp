@@ -455,6 +455,14 @@ TEST_F(PluginTrust, ABackendNameTooLongForItsFileNameIsRefusedByName) {
                              "libnnplug_<name>.so fits a file name (255 bytes)"),
               std::string::npos)
         << message();
+    // A name of a megabyte: the message quotes 256 bytes of it and its length.
+    const std::string huge(1000000, 'n');
+    ASSERT_EQ(init("backend: " + huge + "\nplugin_paths: [plugins]\n"), ACL_ERROR_FAILURE);
+    EXPECT_NE(message().find("backend name '" + std::string(256, 'n') +
+                             "... (1000000 bytes)' refused: it is 1000000 bytes"),
+              std::string::npos)
+        << message().substr(0, 400);
+    EXPECT_LE(message().size(), 4096u) << message().substr(0, 400);
     const std::string path = "plugins/" + std::string(300, 'p') + ".so";
     ASSERT_EQ(init("backend: " + path + "\n"), ACL_ERROR_FAILURE);
     EXPECT_NE(message().find(path + "' cannot be looked at: File name too long"), std::string::npos)

@@ -119,6 +119,12 @@ TEST(TrainData, NulBytesAndFilesNotInUtf8AreNamedAsSuch) {
     const auto escape = folder.write("escape.csv", "1,2,0\n1,\x1b[2J,1\n");
     EXPECT_EQ(error_of([&] { load_csv(escape, "auto"); }),
               escape.string() + ":2: column 2: '\\x1b[2J' is not a finite number");
+    // A field of megabytes is quoted by its first 256 bytes and its length (a 50 MiB field
+    // made a 52 MB message).
+    const auto wide_field = folder.write("field.csv", "1,2,0\n1," + std::string(1 << 20, 'z') + ",1\n");
+    EXPECT_EQ(error_of([&] { load_csv(wide_field, "auto"); }),
+              wide_field.string() + ":2: column 2: '" + std::string(256, 'z') +
+                  "... (1048576 bytes)' is not a finite number");
     // UTF-8 text, its byte order mark included, is read.
     const Dataset marked = load_csv(folder.write("bom.csv", "\xef\xbb\xbfx\xc3\xa9,y\n1,0\n2,1\n"), "auto");
     EXPECT_EQ(marked.rows(), 2);

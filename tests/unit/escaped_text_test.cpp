@@ -48,4 +48,23 @@ TEST(EscapedText, EscapingTwiceChangesNothingMore) {
     }
 }
 
+// A value quoted in a message is cut at its first 256 bytes with its length stated; a whole
+// line at about 4 KiB, keeping its start and its end. A 1,000,000-byte backend name made a
+// 1 MB message before.
+TEST(EscapedText, BriefValuesAndBoundedLinesStateWhatWasLeftOut) {
+    EXPECT_EQ(nnplug::brief("short\n"), "short\\x0a");
+    EXPECT_EQ(nnplug::brief(std::string(256, 'a')), std::string(256, 'a'));
+    EXPECT_EQ(nnplug::brief(std::string(1000000, 'a')), std::string(256, 'a') + "... (1000000 bytes)");
+    EXPECT_EQ(nnplug::brief(std::string(10, '\x1b'), 2), "\\x1b\\x1b... (10 bytes)");
+    EXPECT_EQ(nnplug::bounded_line(std::string(4096, 'b')), std::string(4096, 'b'));
+    const std::string line = "start " + std::string(1000000, 'm') + " end";
+    const std::string bounded = nnplug::bounded_line(line);
+    EXPECT_LE(bounded.size(), 4096u + 64u);
+    EXPECT_EQ(bounded.rfind("start mmm", 0), 0u);
+    EXPECT_EQ(bounded.substr(bounded.size() - 8), "mmmm end");
+    EXPECT_NE(bounded.find(" ... (" + std::to_string(line.size() - 2048 - 1024) + " bytes left out) ... "),
+              std::string::npos);
+    EXPECT_EQ(nnplug::bounded_line(bounded), bounded);  // bounded twice reads as bounded once
+}
+
 }  // namespace

@@ -154,7 +154,7 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
         if (!looks_like_sklearn_header(header))
             throw std::runtime_error(
                 fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'", file,
-                            lines[0].first, nnplug::escaped(trim(lines[0].second))));
+                            lines[0].first, nnplug::brief(trim(lines[0].second))));
         expected_rows = *parse_count(header[0]);
         feature_count = *parse_count(header[1]);
         data.label_names = {header[2], header[3]};
@@ -188,13 +188,13 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
             const auto value = parse_float(fields[column]);
             if (!value)
                 throw std::runtime_error(fmt::format("{}:{}: column {}: '{}' is not a finite number", file,
-                                                     number, column + 1, nnplug::escaped(fields[column])));
+                                                     number, column + 1, nnplug::brief(fields[column])));
             data.features(row, column) = *value;
         }
         const auto label = parse_float(fields.back());
         if (!label || (*label != 0.0f && *label != 1.0f))
             throw std::runtime_error(
-                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, nnplug::escaped(fields.back())));
+                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, nnplug::brief(fields.back())));
         data.labels[row] = *label;
     }
     data.description =

@@ -89,7 +89,7 @@ const nnplug_option_info kOptions[] = {
     option_info("ub_kib", "0", "Unified Buffer per core in KiB; 0 takes the SoC's size"),
     option_info("memory_mib", "0", "device memory capacity per device in MiB; 0 takes the SoC's capacity"),
     option_info("bandwidth_gbps", "0",
-                "device memory bandwidth in GB/s for the time estimate; 0 takes the SoC's"),
+                "device memory bandwidth in GB/s for the time estimate, 0.01 to 1e6; 0 takes the SoC's"),
     option_info("host_threads", "0",
                 "host threads that run the emulated cores of all devices; 0 uses every CPU"),
     option_info("tile_elements", "0",
@@ -102,6 +102,10 @@ const nnplug_option_info kOptions[] = {
         "file for a Chrome trace-event JSON of streams and cores (device N > 0 writes <name>.devN.<ext>); "
         "NNPLUG_TRACE overrides"),
 };
+
+// The device memory bandwidth an option may set, in GB/s.
+constexpr double kMinBandwidthGbps = 0.01;
+constexpr double kMaxBandwidthGbps = 1e6;
 
 // Reads the options; false with a one-line reason.
 bool read_options(const nnplug_option* options, size_t count, Settings& settings, std::string& error) {
@@ -142,8 +146,14 @@ bool read_options(const nnplug_option* options, size_t count, Settings& settings
             if (!whole_in(0, 1ll << 30)) return false;
             if (whole > 0) settings.soc.memory_bytes = whole * 1024 * 1024;
         } else if (key == "bandwidth_gbps") {
-            if (!sdk::parse_nonnegative(value, number)) {
-                error = "option bandwidth_gbps = '" + std::string(value) + "' is not a number >= 0";
+            // Bounded, so that a time estimate (bytes over bandwidth) stays a number of a few
+            // digits: 1e-300 made it 300 digits long.
+            if (!sdk::parse_nonnegative(value, number) ||
+                (number != 0 && (number < kMinBandwidthGbps || number > kMaxBandwidthGbps))) {
+                char bounds[96];
+                std::snprintf(bounds, sizeof bounds, "0 (the SoC's) or a number from %g to %g",
+                              kMinBandwidthGbps, kMaxBandwidthGbps);
+                error = "option bandwidth_gbps = '" + std::string(value) + "' is not " + bounds;
                 return false;
             }
             if (number > 0) settings.soc.bandwidth_gbps = number;
@@ -567,10 +577,10 @@ std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved
     std::snprintf(text, sizeof text,
                   "{\"blockDim\":%d,\"tilesPerCore\":%" PRId64 ",\"tileElements\":%" PRId64
                   ",\"ubBytes\":%" PRId64 ",\"workspaceBytes\":%" PRIu64 ",\"bytesMoved\":%" PRId64
-                  ",\"estimatedDeviceUs\":%.3f}",
+                  ",\"estimatedDeviceUs\":",
                   tiling.block_dim, tiling.tiles_per_core, tiling.tile_elements, tiling.ub_bytes,
-                  tiling.workspace_bytes, bytes_moved, device_us);
-    return text;
+                  tiling.workspace_bytes, bytes_moved);
+    return text + json_number(device_us) + "}";
 }
 
 std::string class_statistics_json(const ClassTiling& tiling, int64_t bytes_moved) {

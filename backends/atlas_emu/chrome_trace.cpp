@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,15 +18,25 @@ double host_microseconds() {
     return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
 
+std::string json_number(double value) {
+    if (!std::isfinite(value)) return "null";
+    char text[40];
+    // Fixed point for the values a trace holds (microseconds); exponent form past 1e15, so
+    // that no value takes more than 24 characters.
+    std::snprintf(text, sizeof text, std::fabs(value) < 1e15 ? "%.3f" : "%.17g", value);
+    return text;
+}
+
 std::string json_escape(const std::string& s) {
     std::string escaped;
     for (const char c : s) {
         if (c == '"' || c == '\\') {
             escaped += '\\';
             escaped += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
+        } else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+            // A byte outside ASCII as its Latin-1 character: the file stays valid UTF-8.
             char code[8];
-            std::snprintf(code, sizeof code, "\\u%04x", c);
+            std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned char>(c));
             escaped += code;
         } else {
             escaped += c;
@@ -104,12 +115,10 @@ bool ChromeTrace::write(std::string& error) {
         file << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << track
              << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << track << "}}";
     }
-    char number[64];
     for (const auto& event : events_) {
         file << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << event.track << ",\"name\":\""
              << json_escape(event.name) << "\"";
-        std::snprintf(number, sizeof number, ",\"ts\":%.3f,\"dur\":%.3f", event.begin_us, event.duration_us);
-        file << number;
+        file << ",\"ts\":" << json_number(event.begin_us) << ",\"dur\":" << json_number(event.duration_us);
         if (!event.args.empty()) file << ",\"args\":" << event.args;
         file << "}";
     }

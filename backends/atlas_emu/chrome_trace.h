@@ -47,8 +47,13 @@ private:
     bool dirty_ = false;
 };
 
-// s with the characters JSON strings cannot hold escaped.
+// s with the characters JSON strings cannot hold escaped, and every byte outside ASCII as
+// \u00XX, so that the trace is valid UTF-8 whatever s holds.
 std::string json_escape(const std::string& s);
+
+// A JSON number of at most 24 characters: fixed point with 3 decimals below 1e15, exponent
+// form above; null for an infinity or NaN, which JSON has no number for.
+std::string json_number(double value);
 
 // Microseconds on the host clock the trace uses.
 double host_microseconds();

@@ -5,6 +5,7 @@
 #include <aclnnop/aclnn_binary_cross_entropy.h>
 #include <aclnnop/aclnn_binary_cross_entropy_backward.h>
 #include <aclnnop/aclnn_cross_entropy_loss.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nnplug/ops/binary_cross_entropy_math.h>
 #include <yaml-cpp/yaml.h>
@@ -12,9 +13,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -493,6 +496,103 @@ TEST(AtlasEmuObservability, TraceIsChromeTraceEventJson) {
           "\"name\":\"aclnnBinaryCrossEntropyBackward\"", "\"blockDim\":48",
           "aclrtMemcpyAsync ACL_MEMCPY_HOST_TO_DEVICE", "\"ph\":\"X\""})
         EXPECT_TRUE(mentions(json, part)) << part;
+}
+
+// Whether text from `at` on is one strict JSON value (RFC 8259: no inf, nan or bare words,
+// numbers in JSON's grammar); at moves past it.
+bool json_value(const std::string& text, size_t& at) {
+    const auto skip = [&] {
+        while (at < text.size() && std::strchr(" \t\r\n", text[at]) != nullptr && text[at] != '\0') ++at;
+    };
+    const auto string = [&] {
+        if (at >= text.size() || text[at] != '"') return false;
+        for (++at; at < text.size() && text[at] != '"'; ++at) {
+            if (static_cast<unsigned char>(text[at]) < 0x20) return false;
+            if (text[at] == '\\') ++at;
+        }
+        return at++ < text.size();
+    };
+    skip();
+    if (at >= text.size()) return false;
+    const char c = text[at];
+    if (c == '{' || c == '[') {
+        const char close = c == '{' ? '}' : ']';
+        ++at;
+        skip();
+        if (at < text.size() && text[at] == close) return ++at, true;
+        for (;;) {
+            if (c == '{') {
+                skip();
+                if (!string()) return false;
+                skip();
+                if (at >= text.size() || text[at++] != ':') return false;
+            }
+            if (!json_value(text, at)) return false;
+            skip();
+            if (at < text.size() && text[at] == ',') {
+                ++at;
+                continue;
+            }
+            return at < text.size() && text[at++] == close;
+        }
+    }
+    if (c == '"') return string();
+    for (const char* word : {"true", "false", "null"})
+        if (text.compare(at, std::strlen(word), word) == 0) return at += std::strlen(word), true;
+    static const std::regex number(R"(^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+    std::smatch match;
+    const std::string rest = text.substr(at, 64);
+    if (!std::regex_search(rest, match, number) || match.length(0) == 0 || match.length(0) >= 64)
+        return false;
+    at += static_cast<size_t>(match.length(0));
+    return true;
+}
+
+// atlas_emu's bandwidth_gbps is bounded (1e-300 made the trace's time estimate 300 digits,
+// cut by a fixed buffer into a file that was not JSON), and the trace is strict JSON for any
+// options it accepts: the bounds, the SoCs, random bandwidths, cores and UB sizes.
+TEST(AtlasEmuObservability, OptionsAreBoundedAndTheTraceIsStrictJsonForAnyAccepted) {
+    ScopedEnvironment no_backend("NNPLUG_BACKEND", nullptr);
+    TempFolder folder;
+    for (const char* bad : {"1e-300", "0.001", "1e7", "-1", "nan", "inf"}) {
+        ASSERT_NE(
+            aclInit(folder.write("bad.yaml", emu_config(std::string("    bandwidth_gbps: ") + bad + "\n"))
+                        .c_str()),
+            ACL_SUCCESS)
+            << bad;
+        EXPECT_TRUE(mentions(message(), std::string("option bandwidth_gbps = '") + bad +
+                                            "' is not 0 (the SoC's) or a number from 0.01 to 1e+06"))
+            << message();
+    }
+    std::mt19937 random(20261207);
+    std::vector<std::string> options = {"    bandwidth_gbps: 0.01\n", "    bandwidth_gbps: 1e6\n",
+                                        "    soc: Ascend310P\n    bandwidth_gbps: 0\n"};
+    for (int draw = 0; draw < 5; ++draw)
+        options.push_back(fmt::format("    bandwidth_gbps: {}\n    vector_cores: {}\n    ub_kib: {}\n",
+                                      std::pow(10.0, std::uniform_real_distribution<double>(-2, 6)(random)),
+                                      random() % 65, 16 + random() % 512));
+    for (const std::string& option : options) {
+        const std::string trace = (folder.path() / "trace.json").string();
+        ScopedEnvironment tracing("NNPLUG_TRACE", trace.c_str());
+        ASSERT_EQ(aclInit(folder.write("c.yaml", emu_config(option)).c_str()), ACL_SUCCESS)
+            << option << message();
+        {
+            const Problem p = random_problem(4096, 3);
+            DeviceTensor g(p.grad, {4096}), s(p.self, {4096}), t(p.target, {4096});
+            DeviceTensor out(std::vector<float>(4096), {4096});
+            EXPECT_EQ(nnplug::test::run_backward(g, s, t, nullptr, 0, out), ACLNN_SUCCESS) << message();
+        }
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+        std::ifstream file(trace);
+        std::stringstream text;
+        text << file.rdbuf();
+        size_t at = 0;
+        EXPECT_TRUE(json_value(text.str(), at) &&
+                    text.str().find_first_not_of(" \n", at) == std::string::npos)
+            << option << " gives a trace that is not JSON near byte " << at << ": "
+            << text.str().substr(at > 80 ? at - 80 : 0, 160);
+        EXPECT_TRUE(mentions(text.str(), "\"estimatedDeviceUs\":")) << option;
+    }
 }
 
 // CrossEntropyLoss's kernel in the trace: rows over the cores, a vocabulary row in several

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <link.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -321,6 +322,13 @@ std::string unused_fd_name(int fd, std::vector<int>& held) {
     }
 }
 
+// Whether the file open as fd is on a file system mounted noexec: the loader would fail to
+// map it with EBADF ("Bad file descriptor"), which names nothing.
+bool on_noexec_file_system(int fd) {
+    struct statvfs mount {};
+    return fstatvfs(fd, &mount) == 0 && (mount.f_flag & ST_NOEXEC) != 0;
+}
+
 }  // namespace
 
 const char* soc_name_of(const nnplug_plugin& plugin, void* context) {
@@ -334,6 +342,13 @@ std::optional<PluginLibrary> PluginLibrary::load(int fd, const std::filesystem::
     if (!probe.ready()) {
         error = fmt::format("'{}' cannot be checked: no pipe to probe its table with ({})", file.string(),
                             std::strerror(errno));
+        return std::nullopt;
+    }
+    if (on_noexec_file_system(fd)) {
+        error = fmt::format(
+            "'{}' cannot be loaded: its file system is mounted noexec, which does not allow "
+            "executing it",
+            file.string());
         return std::nullopt;
     }
     boost::dll::shared_library library;

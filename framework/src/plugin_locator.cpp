@@ -228,6 +228,12 @@ constexpr size_t kMaxBackendNameBytes =
 bool find_plugin_file(const std::string& name, const std::vector<std::filesystem::path>& search_path,
                       std::filesystem::path& file, std::filesystem::path& folder, std::string& error) {
     std::error_code code;
+    if (const size_t nul = name.find('\0'); nul != std::string::npos) {
+        // The file system would read the name up to the NUL: another file.
+        error = fmt::format("backend '{}' refused: it holds a NUL byte at byte {}", brief(name, PATH_MAX),
+                            nul + 1);
+        return false;
+    }
     if (name.find('/') != std::string::npos) {
         file = name;
         const auto status = std::filesystem::status(file, code);

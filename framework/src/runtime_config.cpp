@@ -3,6 +3,7 @@
 #include <acl/acl_base.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <nnplug/escaped_text.h>
 #include <nnplug/plugin.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -40,9 +42,17 @@ std::string where(const std::string& file, const YAML::Mark& mark) {
     return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
 }
 
+// A value of the config. One holding a NUL (YAML's "\0") is refused: a backend path, a
+// folder or an option handed on as a C string would end there and name something else
+// ("libnnplug_cpu_tbb.so\0.txt" loaded libnnplug_cpu_tbb.so).
 std::string scalar(const std::string& file, const YAML::Node& node, const std::string& key) {
     if (!node.IsScalar())
         throw ParseFailure{fmt::format("{}: key '{}' must be a single value", where(file, node.Mark()), key)};
+    if (const size_t nul = node.Scalar().find('\0'); nul != std::string::npos)
+        throw ParseFailure{
+            fmt::format("{}: key '{}' has value '{}', which holds a NUL byte at byte {}; no name, "
+                        "path or option may",
+                        where(file, node.Mark()), key, brief(node.Scalar(), PATH_MAX), nul + 1)};
     return node.Scalar();
 }
 

@@ -5,13 +5,18 @@
 #include <gtest/gtest.h>
 #include <nnplug/inventory.h>
 #include <nnplug/plugin.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -467,6 +472,50 @@ TEST_F(PluginTrust, ABackendNameTooLongForItsFileNameIsRefusedByName) {
     ASSERT_EQ(init("backend: " + path + "\n"), ACL_ERROR_FAILURE);
     EXPECT_NE(message().find(path + "' cannot be looked at: File name too long"), std::string::npos)
         << message();
+}
+
+// A plugin on a file system mounted noexec is refused saying so; the loader's own error was
+// "Bad file descriptor". In a child with a mount namespace of its own; skipped where the
+// test may not mount.
+TEST_F(PluginTrust, APluginOnANoexecFileSystemIsRefusedSayingSo) {
+    const fs::path told = root_.path() / "message.txt";
+    const pid_t child = fork();
+    if (child == 0) {
+        if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            mount("tmpfs", plugins_.c_str(), "tmpfs", MS_NOEXEC, "mode=0755") != 0)
+            _exit(77);
+        std::error_code failed;
+        fs::copy_file(fs::path(NNPLUG_FAKE_PLUGIN_DIR) / "libnnplug_marker.so", plugin_, failed);
+        if (failed || chmod(plugin_.c_str(), 0755) != 0) _exit(78);
+        const aclError status =
+            aclInit(root_.write("config.yaml", "backend: marker\nplugin_paths: [plugins]\n").c_str());
+        std::ofstream(told) << aclGetRecentErrMsg();
+        _exit(status == ACL_ERROR_FAILURE ? 0 : 1);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "no mount namespace with a noexec tmpfs here";
+    std::ifstream file(told);
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(WEXITSTATUS(status), 0) << text;
+    EXPECT_NE(
+        text.find("cannot be loaded: its file system is mounted noexec, which does not allow executing it"),
+        std::string::npos)
+        << text;
+    EXPECT_FALSE(constructor_ran());
+}
+
+// A backend path holding a NUL (YAML's "\0") is refused whole: the file system would read
+// it up to the NUL and load libnnplug_marker.so.
+TEST_F(PluginTrust, ABackendPathHoldingANulIsRefusedNotCut) {
+    ScopedEnvironment backend("NNPLUG_BACKEND", nullptr);
+    ASSERT_EQ(init("backend: \"" + plugin_.string() + "\\0.txt\"\n"), ACL_ERROR_PARSE_FILE);
+    EXPECT_NE(message().find("which holds a NUL byte at byte " + std::to_string(plugin_.string().size() + 1)),
+              std::string::npos)
+        << message();
+    EXPECT_FALSE(constructor_ran());
 }
 
 TEST_F(PluginTrust, APluginOrFolderOwnedByAnotherUserIsRefused) {

@@ -88,6 +88,31 @@ TEST(RuntimeConfig, BadValuesNameTheKey) {
         << error.message;
 }
 
+// A value holding a NUL (YAML's "\0") is refused: the file system or a plugin would read
+// it up to the NUL ("libnnplug_cpu_tbb.so\0.txt" loaded libnnplug_cpu_tbb.so).
+TEST(RuntimeConfig, AValueHoldingANulIsRefusedByName) {
+    const struct {
+        const char* text;
+        const char* expected;
+    } cases[] = {
+        {"backend: \"/opt/libnnplug_cpu_tbb.so\\0.txt\"\n",
+         ":1:10: key 'backend' has value '/opt/libnnplug_cpu_tbb.so\\x00.txt', which holds a NUL byte at "
+         "byte 26; "
+         "no name, path or option may"},
+        {"plugin_paths: [\"/opt\\0/x\"]\n", ":1:16: key 'plugin_paths' has value '/opt\\x00/x', which holds"},
+        {"backends:\n  cpu_tbb: {threads: \"1\\0\"}\n", "key 'backends.cpu_tbb.threads' has value '1\\x00'"},
+        {"ops: {aclnnMseLoss: \"cpu_tbb\\0\"}\n", "key 'ops.aclnnMseLoss' has value 'cpu_tbb\\x00'"},
+    };
+    for (const auto& each : cases) {
+        nnplug::RuntimeConfig config;
+        nnplug::ConfigError error;
+        EXPECT_FALSE(nnplug::load_runtime_config(write("nnplug-config-nul.yaml", each.text), config, error))
+            << each.text;
+        EXPECT_EQ(error.code, ACL_ERROR_PARSE_FILE) << each.text;
+        EXPECT_NE(error.message.find(each.expected), std::string::npos) << error.message;
+    }
+}
+
 TEST(RuntimeConfig, AKeyTwiceOrAnEmptyBackendIsRefused) {
     nnplug::RuntimeConfig config;
     nnplug::ConfigError error;

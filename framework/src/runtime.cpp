@@ -61,7 +61,7 @@ Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<Device
       devices_(std::move(devices)),
       routing_(std::move(routing)),
       generation_(++runtime_generations),
-      allocations_(devices_.size() > 1 ? devices_.size() : 0) {}
+      allocations_(devices_.size()) {}
 
 Runtime::~Runtime() {
     const auto& device = device_table();
@@ -188,9 +188,10 @@ aclError Runtime::malloc_device(void** pointer, size_t bytes) {
         *pointer = nullptr;
         return fail_from_backend("aclrtMalloc", status);
     }
-    if (!allocations_.empty()) {
+    {
         std::lock_guard lock(memory_mutex_);
-        allocations_[static_cast<size_t>(device)][reinterpret_cast<uintptr_t>(*pointer)] = padded;
+        allocations_[static_cast<size_t>(device)][reinterpret_cast<uintptr_t>(*pointer)] =
+            Block{bytes, padded};
     }
     return ACL_SUCCESS;
 }
@@ -200,7 +201,7 @@ aclError Runtime::free_device(void* pointer) {
     const int32_t device = current_device();
     const nnplug_status status = device_table().free(context(device), pointer);
     if (status != NNPLUG_OK) return fail_from_backend("aclrtFree", status);
-    if (!allocations_.empty()) {
+    {
         std::lock_guard lock(memory_mutex_);
         allocations_[static_cast<size_t>(device)].erase(reinterpret_cast<uintptr_t>(pointer));
     }
@@ -214,14 +215,34 @@ int32_t Runtime::owner_of(const void* pointer) const {
         const auto& blocks = allocations_[device];
         auto after = blocks.upper_bound(address);
         if (after == blocks.begin()) continue;
-        const auto& [start, bytes] = *std::prev(after);
-        if (address < start + bytes) return static_cast<int32_t>(device);
+        const auto& [start, block] = *std::prev(after);
+        if (address < start + block.padded) return static_cast<int32_t>(device);
     }
     return -1;
 }
 
+bool Runtime::check_within_block(const char* api, const char* what, const void* start, uint64_t bytes) const {
+    if (start == nullptr || bytes == 0) return true;
+    const auto address = reinterpret_cast<uintptr_t>(start);
+    std::lock_guard lock(memory_mutex_);
+    for (const auto& blocks : allocations_) {
+        const auto after = blocks.upper_bound(address);
+        if (after == blocks.begin()) continue;
+        const auto& [base, block] = *std::prev(after);
+        if (address >= base + block.padded) continue;
+        const uint64_t room = base + block.padded - address;
+        if (bytes <= room) return true;
+        set_last_error(
+            "{}: {} of {} bytes at {} runs past the end of its {}-byte aclrtMalloc block ({} bytes "
+            "from {} to the block's end)",
+            api, what, bytes, start, block.requested, room, start);
+        return false;
+    }
+    return true;
+}
+
 bool Runtime::check_on_current_device(const char* api, const char* what, const void* pointer) const {
-    if (allocations_.empty() || pointer == nullptr) return true;
+    if (!tracks_memory_owners() || pointer == nullptr) return true;
     const int32_t owner = owner_of(pointer);
     const int32_t current = current_device();
     if (owner < 0 || owner == current) return true;

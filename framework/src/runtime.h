@@ -101,7 +101,12 @@ public:
     // for a pointer allocated on a device other than the current one.
     bool check_on_current_device(const char* api, const char* what, const void* pointer) const;
     // Whether device memory has an owner to check (there are several devices).
-    bool tracks_memory_owners() const { return !allocations_.empty(); }
+    bool tracks_memory_owners() const { return devices_.size() > 1; }
+    // False (with "api: <what> of N bytes at p runs past the end of its M-byte aclrtMalloc
+    // block ...") when [start, start + bytes) starts inside a live aclrtMalloc block of any
+    // device and runs past its end (the padding the runtime adds included). Memory outside
+    // every block is not this check's business: a host-memory backend takes any host memory.
+    bool check_within_block(const char* api, const char* what, const void* start, uint64_t bytes) const;
 
     aclError malloc_host(void** pointer, size_t bytes);
     aclError free_host(void* pointer);
@@ -120,7 +125,12 @@ public:
 
 private:
     void release_plan(aclOpExecutor& executor);
-    // The device whose memory holds pointer, or -1 (only tracked with several devices).
+    // One aclrtMalloc block: the size asked for, and the size with the runtime's padding.
+    struct Block {
+        size_t requested;
+        size_t padded;
+    };
+    // The device whose memory holds pointer, or -1.
     int32_t owner_of(const void* pointer) const;
 
     RuntimeConfig config_;
@@ -133,7 +143,7 @@ private:
     std::unordered_map<void*, int32_t> streams_;  // created stream -> its device
 
     mutable std::mutex memory_mutex_;
-    std::vector<std::map<uintptr_t, size_t>> allocations_;  // per device, when there are several
+    std::vector<std::map<uintptr_t, Block>> allocations_;  // live aclrtMalloc blocks, per device
 
     std::mutex host_mutex_;
     std::unordered_set<void*> host_allocations_;

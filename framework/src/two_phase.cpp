@@ -35,6 +35,22 @@ aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema
     return ACLNN_SUCCESS;
 }
 
+// An operand whose storage starts in an aclrtMalloc block and runs past its end is refused
+// before any backend sees it, on every backend: one that trusts the tensor would read or
+// write past the block (cpu_tbb corrupted its heap).
+aclnnStatus check_operand_extents(const Runtime& runtime, const OpSchema& schema,
+                                  const nnplug_op_desc& desc) {
+    for (int slot = 0; slot < desc.operand_count; ++slot) {
+        const nnplug_tensor& operand = desc.operands[slot];
+        if ((operand.flags & NNPLUG_OPERAND_PRESENT) == 0 || operand.storage_bytes <= 0) continue;
+        const char* name = schema.operands[static_cast<size_t>(slot)].name;
+        if (!runtime.check_within_block(schema.api, name, operand.data,
+                                        static_cast<uint64_t>(operand.storage_bytes)))
+            return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
 // A reduction over no elements: the mean is NaN (0/0), the sum 0, a batchmean over a first
 // dimension that is not empty 0 (0/N); a total weight is 0. The bit patterns are static, so
 // an asynchronous copy may read them after the call has returned.
@@ -189,6 +205,7 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
     }
     if (!nothing_to_run)
         if (const aclnnStatus status = check_operand_devices(runtime, schema, desc)) return status;
+    if (const aclnnStatus status = check_operand_extents(runtime, schema, desc)) return status;
 
     OpRouting& routing = runtime.routing();
     const RouteTarget& target = routing.target(schema.kind);
@@ -249,6 +266,9 @@ aclnnStatus check_run_arguments(Runtime& runtime, const char* api, void* workspa
         return ACLNN_ERR_PARAM_NULLPTR;
     }
     if (executor.workspace_bytes > 0 && !runtime.check_on_current_device(api, "workspace", workspace))
+        return ACLNN_ERR_PARAM_INVALID;
+    // The backend is told of all workspaceSize bytes: they must fit the block they start in.
+    if (!runtime.check_within_block(api, "workspace", workspace, workspace_size))
         return ACLNN_ERR_PARAM_INVALID;
     return ACLNN_SUCCESS;
 }

@@ -4,6 +4,7 @@
 // aliasing the ops do allow (an output that is exactly an input's view) gives the same
 // result as a separate output. Run once per backend.
 #include <acl/acl.h>
+#include <aclnnop/aclnn_mse_loss.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,6 +133,52 @@ TEST_F(Misuse, MemsetOrCopyPastAnAllocationIsRefusedAndNothingWritten) {
     EXPECT_EQ(aclrtMemset(static_cast<char*>(block) + 64, 32, 0, 32), ACL_SUCCESS) << aclGetRecentErrMsg();
     EXPECT_EQ(aclrtMemcpy(host.data(), 64, neighbour, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
     EXPECT_EQ(std::vector<uint8_t>(host.begin(), host.begin() + 64), std::vector<uint8_t>(64, 0x5a));
+    EXPECT_EQ(aclrtFree(block), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(neighbour), ACL_SUCCESS);
+}
+
+// A workspace or a tensor that starts in an aclrtMalloc block and runs past its end is
+// refused by the runtime, on every backend, naming the operand and both sizes, and nothing
+// is written: cpu_tbb took a 64-byte block as a larger workspace (SIGSEGV) and as a 16 KiB
+// out (heap corruption), atlas_emu refused both in its own words.
+TEST_F(Misuse, AWorkspaceOrTensorPastItsBlockIsRefusedAndNothingWritten) {
+    constexpr int64_t kCount = 4096;
+    DeviceTensor self(ramp(kCount, 0.1f, 0.008f), {kCount}), target(ramp(kCount, 0.2f, 0.005f), {kCount});
+    void* block = nullptr;
+    void* neighbour = nullptr;
+    ASSERT_EQ(aclrtMalloc(&block, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&neighbour, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemset(neighbour, 64, 0x5a, 64), ACL_SUCCESS);
+    const std::vector<int64_t> shape = {kCount}, strides = {1};
+    aclTensor* big_out =
+        aclCreateTensor(shape.data(), 1, ACL_FLOAT, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 1, block);
+    ASSERT_NE(big_out, nullptr) << message();
+    uint64_t workspace = 0;
+    aclOpExecutor* executor = nullptr;
+    EXPECT_EQ(aclnnMseLossGetWorkspaceSize(self, target, 0, big_out, &workspace, &executor),
+              ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(message().find("aclnnMseLoss: out of 16384 bytes at "), std::string::npos) << message();
+    EXPECT_NE(message().find(" runs past the end of its 64-byte aclrtMalloc block (96 bytes from "),
+              std::string::npos)
+        << message();
+    aclDestroyTensor(big_out);
+
+    // A workspace is checked for the size the caller gives, whatever the backend asked for.
+    DeviceTensor out(std::vector<float>{7.0f}, {});
+    ASSERT_EQ(aclnnMseLossGetWorkspaceSize(self, target, 1, out, &workspace, &executor), ACLNN_SUCCESS)
+        << message();
+    const uint64_t claimed = std::max<uint64_t>(workspace, 512);
+    EXPECT_EQ(aclnnMseLoss(block, claimed, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(message().find("aclnnMseLoss: workspace of " + std::to_string(claimed) + " bytes at "),
+              std::string::npos)
+        << message();
+    EXPECT_NE(message().find("runs past the end of its 64-byte aclrtMalloc block"), std::string::npos)
+        << message();
+    aclDestroyAclOpExecutor(executor);  // refused before it ran: still live
+    EXPECT_EQ(out.storage(), std::vector<float>{7.0f}) << "out was written";
+    std::vector<uint8_t> host(64);
+    EXPECT_EQ(aclrtMemcpy(host.data(), 64, neighbour, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(host, std::vector<uint8_t>(64, 0x5a)) << "the neighbouring block was written";
     EXPECT_EQ(aclrtFree(block), ACL_SUCCESS);
     EXPECT_EQ(aclrtFree(neighbour), ACL_SUCCESS);
 }

@@ -65,7 +65,7 @@ Runtime::Runtime(RuntimeConfig config, PluginLibrary library, std::vector<Device
 
 Runtime::~Runtime() {
     const auto& device = device_table();
-    for (auto& [stream, owner] : streams_) device.stream_destroy(context(owner), stream);
+    for (auto& [handle, stream] : streams_) device.stream_destroy(context(stream.device), stream.backend);
     for (const DeviceContext& each : devices_) device.stream_destroy(each.context, each.default_stream);
     for (auto* executors : {&live_executors_, &running_executors_, &destroyed_while_running_}) {
         for (aclOpExecutor* executor : *executors) {
@@ -111,27 +111,36 @@ void* Runtime::resolve_stream(const char* api, aclrtStream stream) {
         set_last_error("{}: stream {} was not created by aclrtCreateStream or is destroyed", api, stream);
         return nullptr;
     }
-    if (found->second != current) {
+    if (found->second.device != current) {
         set_last_error("{}: stream {} belongs to device {}, but device {} is current (aclrtSetDevice)", api,
-                       stream, found->second, current);
+                       stream, found->second.device, current);
         return nullptr;
     }
-    return stream;
+    return found->second.backend;
 }
+
+namespace {
+
+// The next stream handle: process-wide, above every context handle (acl_rt_api.cpp), and
+// never given out twice.
+std::atomic<uintptr_t> g_next_stream_handle{uintptr_t{1} << 44};
+
+}  // namespace
 
 aclError Runtime::create_stream(aclrtStream* stream) {
     const int32_t device = current_device();
     void* created = nullptr;
     const nnplug_status status = device_table().stream_create(context(device), &created);
     if (status != NNPLUG_OK) return fail_from_backend("aclrtCreateStream", status);
+    void* handle = reinterpret_cast<void*>(g_next_stream_handle.fetch_add(1));
     std::lock_guard lock(streams_mutex_);
-    streams_.emplace(created, device);
-    *stream = created;
+    streams_.emplace(handle, CreatedStream{created, device});
+    *stream = handle;
     return ACL_SUCCESS;
 }
 
 aclError Runtime::destroy_stream(aclrtStream stream) {
-    int32_t device = 0;
+    CreatedStream destroyed{};
     {
         std::lock_guard lock(streams_mutex_);
         const auto found = stream == nullptr ? streams_.end() : streams_.find(stream);
@@ -142,10 +151,10 @@ aclError Runtime::destroy_stream(aclrtStream stream) {
                 stream);
             return ACL_ERROR_INVALID_RESOURCE_HANDLE;
         }
-        device = found->second;
+        destroyed = found->second;
         streams_.erase(found);
     }
-    const nnplug_status status = device_table().stream_destroy(context(device), stream);
+    const nnplug_status status = device_table().stream_destroy(context(destroyed.device), destroyed.backend);
     if (status != NNPLUG_OK) return fail_from_backend("aclrtDestroyStream", status);
     return ACL_SUCCESS;
 }
@@ -154,8 +163,8 @@ aclError Runtime::synchronize_device(const char* api, int32_t device) {
     std::vector<void*> streams = {devices_[static_cast<size_t>(device)].default_stream};
     {
         std::lock_guard lock(streams_mutex_);
-        for (const auto& [stream, owner] : streams_)
-            if (owner == device) streams.push_back(stream);
+        for (const auto& [handle, stream] : streams_)
+            if (stream.device == device) streams.push_back(stream.backend);
     }
     for (void* stream : streams) {
         const nnplug_status status = device_table().stream_synchronize(context(device), stream);

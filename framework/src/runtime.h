@@ -140,7 +140,15 @@ private:
     uint64_t generation_;  // tells this runtime's thread-local current device from a past one's
 
     std::mutex streams_mutex_;
-    std::unordered_map<void*, int32_t> streams_;  // created stream -> its device
+    // A created stream: the backend's own handle, and its device.
+    struct CreatedStream {
+        void* backend;
+        int32_t device;
+    };
+    // By the handle aclrtCreateStream gave out: a number never given out before in this
+    // process, so that a destroyed stream's handle never names a stream made since, even
+    // after aclFinalize and aclInit (the backend may reuse its addresses).
+    std::unordered_map<void*, CreatedStream> streams_;
 
     mutable std::mutex memory_mutex_;
     std::vector<std::map<uintptr_t, Block>> allocations_;  // live aclrtMalloc blocks, per device

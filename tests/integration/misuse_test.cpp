@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,35 @@ TEST_F(Misuse, AWorkspaceOrTensorPastItsBlockIsRefusedAndNothingWritten) {
     EXPECT_EQ(host, std::vector<uint8_t>(64, 0x5a)) << "the neighbouring block was written";
     EXPECT_EQ(aclrtFree(block), ACL_SUCCESS);
     EXPECT_EQ(aclrtFree(neighbour), ACL_SUCCESS);
+}
+
+// Stream handles never repeat in a process, across aclFinalize and aclInit too: atlas_emu
+// handed out a new stream at an old one's address, so a stale handle synchronized or
+// destroyed the new stream. A stale one is refused by name; the new one is untouched.
+TEST_F(Misuse, AStreamHandleIsNeverGivenOutTwice) {
+    std::set<aclrtStream> seen;
+    aclrtStream stale = nullptr;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 50; ++i) {
+            aclrtStream stream = nullptr;
+            ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS) << message();
+            EXPECT_TRUE(seen.insert(stream).second) << "stream " << stream << " given out twice";
+            ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS) << message();
+            stale = stream;
+        }
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS) << message();
+        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << message();
+        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS) << message();
+    }
+    aclrtStream fresh = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&fresh), ACL_SUCCESS) << message();
+    EXPECT_EQ(seen.count(fresh), 0u);
+    EXPECT_EQ(aclrtSynchronizeStream(stale), ACL_ERROR_INVALID_RESOURCE_HANDLE);
+    EXPECT_NE(message().find("was not created by aclrtCreateStream or is destroyed"), std::string::npos)
+        << message();
+    EXPECT_EQ(aclrtDestroyStream(stale), ACL_ERROR_INVALID_RESOURCE_HANDLE);
+    EXPECT_EQ(aclrtSynchronizeStream(fresh), ACL_SUCCESS) << message();
+    EXPECT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS) << message();
 }
 
 TEST_F(Misuse, DestroyedTensorIsReportedNotRead) {

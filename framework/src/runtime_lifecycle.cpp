@@ -2,6 +2,9 @@
 // the backend, creating one context per device, and the lease every API call takes.
 #include <acl/acl.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <vector>
@@ -18,6 +21,27 @@ std::shared_mutex runtime_mutex;  // shared by API calls, exclusive for aclInit/
 // the readers, which would otherwise keep the writer waiting for as long as they call.
 std::atomic<bool> finalizing{false};
 std::unique_ptr<Runtime> runtime;  // null outside aclInit..aclFinalize
+// Set in the child of a fork() of a process with a runtime. The child has the runtime's
+// memory but none of its threads (atlas_emu's stream workers, oneTBB's): a call that waited
+// for them would wait forever, so every call is refused until aclInit is called again.
+std::atomic<bool> forked{false};
+// The process that made the runtime, for the message.
+std::atomic<pid_t> runtime_process{0};
+
+extern "C" void note_fork_in_child() {
+    if (runtime_process.load(std::memory_order_relaxed) != 0) forked.store(true, std::memory_order_relaxed);
+}
+
+// In the child of a fork: lets go of the parent's runtime without destroying it (its
+// destructor would wait for threads that do not exist here; its memory is the parent's
+// copy and leaks). Whether it was.
+bool abandon_forked_runtime() {
+    if (!forked.load(std::memory_order_relaxed)) return false;
+    (void)runtime.release();
+    runtime_process.store(0, std::memory_order_relaxed);
+    forked.store(false, std::memory_order_relaxed);
+    return true;
+}
 
 // A backend cannot drive more devices than this; a larger count is a broken plugin.
 constexpr uint32_t kMaxDevices = 1024;
@@ -97,12 +121,22 @@ aclError initialize(const char* config_path) {
     auto routing = std::make_unique<OpRouting>(config, *library, search_path);
     runtime = std::make_unique<Runtime>(std::move(config), std::move(*library), created.release(),
                                         std::move(routing));
+    static const bool watching_forks = pthread_atfork(nullptr, nullptr, note_fork_in_child) == 0;
+    (void)watching_forks;
+    runtime_process.store(getpid(), std::memory_order_relaxed);
     return ACL_SUCCESS;
 }
 
 }  // namespace
 
 RuntimeLease::RuntimeLease(const char* api) {
+    if (forked.load(std::memory_order_relaxed)) {  // before the lock, which a parent's thread may hold
+        set_last_error(
+            "{}: the runtime was initialized in process {}, and this is a child of it made by fork(); "
+            "call aclInit again in the child (aclFinalize first is not needed)",
+            api, runtime_process.load(std::memory_order_relaxed));
+        return;
+    }
     if (finalizing.load(std::memory_order_acquire)) {
         set_last_error("{}: aclFinalize is running", api);
         return;
@@ -118,6 +152,7 @@ extern "C" {
 
 aclError aclInit(const char* configPath) {
     return nnplug::guarded("aclInit", [&] {
+        nnplug::abandon_forked_runtime();
         std::unique_lock lock(nnplug::runtime_mutex);
         if (nnplug::runtime) {
             nnplug::set_last_error("aclInit: already initialized; call aclFinalize first");
@@ -129,6 +164,7 @@ aclError aclInit(const char* configPath) {
 
 aclError aclFinalize(void) {
     return nnplug::guarded("aclFinalize", [&] {
+        if (nnplug::abandon_forked_runtime()) return ACL_SUCCESS;  // the parent's runtime is the parent's
         nnplug::finalizing.store(true, std::memory_order_release);
         struct Reopen {  // whatever happens below, later calls are let in again
             ~Reopen() { nnplug::finalizing.store(false, std::memory_order_release); }
@@ -139,6 +175,7 @@ aclError aclFinalize(void) {
             return ACL_ERROR_REPEAT_FINALIZE;
         }
         nnplug::runtime.reset();
+        nnplug::runtime_process.store(0, std::memory_order_relaxed);
         return ACL_SUCCESS;
     });
 }

@@ -6,12 +6,19 @@
 #include <acl/acl.h>
 #include <aclnnop/aclnn_mse_loss.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acl_test_support.h"
@@ -211,6 +218,75 @@ TEST_F(Misuse, AStreamHandleIsNeverGivenOutTwice) {
     EXPECT_EQ(aclrtDestroyStream(stale), ACL_ERROR_INVALID_RESOURCE_HANDLE);
     EXPECT_EQ(aclrtSynchronizeStream(fresh), ACL_SUCCESS) << message();
     EXPECT_EQ(aclrtDestroyStream(fresh), ACL_SUCCESS) << message();
+}
+
+// The mean squared error of self and target through aclnnMseLoss on the default stream, or
+// NaN when a call fails (its message on stderr).
+float mse_mean(const DeviceTensor& self, const DeviceTensor& target) {
+    DeviceTensor out(std::vector<float>{0.0f}, {});
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    void* workspace = nullptr;
+    if (aclnnMseLossGetWorkspaceSize(self, target, 1, out, &workspace_size, &executor) != ACLNN_SUCCESS ||
+        (workspace_size > 0 &&
+         aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) ||
+        aclnnMseLoss(workspace, workspace_size, executor, nullptr) != ACLNN_SUCCESS ||
+        aclrtSynchronizeStream(nullptr) != ACL_SUCCESS) {
+        std::fprintf(stderr, "%s\n", aclGetRecentErrMsg());
+        return std::nanf("");
+    }
+    if (workspace != nullptr) aclrtFree(workspace);
+    return out.storage()[0];
+}
+
+// After aclInit and an op, an op in a child of fork() fails at once saying to call aclInit
+// again (atlas_emu's child waited forever for stream threads it does not have); after
+// aclInit in the child it computes, and aclFinalize there ends only the child's runtime.
+TEST_F(Misuse, AForkedChildIsToldToInitializeAgainAndThenComputes) {
+    const std::vector<float> a = {1, 2, 3, 4}, b = {2, 2, 2, 2};
+    {
+        DeviceTensor self(a, {4}), target(b, {4});
+        ASSERT_FLOAT_EQ(mse_mean(self, target), 1.5f) << message();
+    }
+    std::fflush(nullptr);
+    const pid_t child = fork();
+    if (child == 0) {
+        int failures = 0;
+        const auto expect = [&](bool ok, const char* what) {
+            if (!ok) std::fprintf(stderr, "child: %s: %s\n", what, aclGetRecentErrMsg());
+            failures += ok ? 0 : 1;
+        };
+        void* memory = nullptr;
+        expect(aclrtMalloc(&memory, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_ERROR_UNINITIALIZE,
+               "malloc refused");
+        expect(std::string(aclGetRecentErrMsg())
+                       .find("this is a child of it made by fork(); call aclInit again "
+                             "in the child") != std::string::npos,
+               "the message says why");
+        expect(aclrtSynchronizeStream(nullptr) == ACL_ERROR_UNINITIALIZE, "synchronize refused");
+        expect(aclInit(nullptr) == ACL_SUCCESS && aclrtSetDevice(0) == ACL_SUCCESS, "aclInit in the child");
+        {
+            DeviceTensor self(a, {4}), target(b, {4});
+            expect(mse_mean(self, target) == 1.5f, "the op computes");
+        }
+        expect(aclFinalize() == ACL_SUCCESS, "aclFinalize in the child");
+        std::fflush(nullptr);
+        _exit(failures);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    for (int waited = 0; waited < 2000 && waitpid(child, &status, WNOHANG) == 0; ++waited)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (kill(child, 0) == 0 && waitpid(child, &status, WNOHANG) == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        FAIL() << "the forked child hung";
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "failed checks in the child (on stderr)";
+    // The parent's runtime is untouched.
+    DeviceTensor self(a, {4}), target(b, {4});
+    EXPECT_FLOAT_EQ(mse_mean(self, target), 1.5f) << message();
 }
 
 TEST_F(Misuse, DestroyedTensorIsReportedNotRead) {

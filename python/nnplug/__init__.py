@@ -30,7 +30,14 @@ def init(config=None, backend=None):
             os.environ["NNPLUG_BACKEND"] = backend
         try:
             _nnplug.init(config)
-            _backend = _resolve_backend_name(config)
+            try:
+                _backend = _resolve_backend_name(config)
+            except BaseException as error:
+                # The runtime started: put the process back as it was, init callable again.
+                _nnplug.finalize()
+                if isinstance(error, Error):
+                    raise
+                raise Error(500000, f"nnplug.init: {error}") from error
         finally:
             if backend is not None:
                 if saved is None:
@@ -74,10 +81,31 @@ def _resolve_backend_name(config):
         return name
     path = config or os.environ.get("NNPLUG_CONFIG") or _nnplug.default_config_path()
     if path and os.path.isfile(path):
-        import yaml
-
-        with open(path, encoding="utf-8") as f:
-            settings = yaml.safe_load(f) or {}
-        if settings.get("backend"):
+        settings = _read_config(path)
+        if isinstance(settings, dict) and settings.get("backend"):
             return str(settings["backend"])
     return "cpu_tbb"
+
+
+def _read_config(path):
+    """The config as aclInit read it, or None: whatever the runtime accepts (a tag it does
+    not know under `application:`, bytes that are not UTF-8 in a comment) is read here too."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def untagged(loader, suffix, node):
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        return loader.construct_scalar(node)
+
+    Loader.add_multi_constructor("", untagged)
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8", errors="replace")
+    try:
+        return yaml.load(text, Loader=Loader)
+    except yaml.YAMLError:
+        return None

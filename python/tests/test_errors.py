@@ -110,6 +110,30 @@ def test_second_init_is_refused_and_keeps_the_runtime():
     assert usable()
 
 
+def test_init_succeeds_whenever_the_runtime_accepts_the_config(tmp_path):
+    """A custom tag under application: and a Latin-1 byte in a comment: the runtime accepts
+    the config, so init does; it raised a YAML or Unicode error after aclInit succeeded, and
+    left the runtime initialized while is_initialized() said False."""
+    from conftest import run_python
+
+    config = tmp_path / "odd.yaml"
+    backend = nnplug.backend()
+    config.write_bytes(b"# caf\xe9\nbackend: " + backend.encode() + b"\napplication:\n  thing: !custom {a: 1}\n")
+    code = f"""
+import nnplug
+nnplug.init({str(config)!r})
+assert nnplug.is_initialized(), "not initialized"
+assert nnplug.backend() == {backend!r}, nnplug.backend()
+nnplug.finalize()
+nnplug.init({str(config)!r})
+nnplug.finalize()
+print("ok")
+"""
+    result = run_python(code, {"NNPLUG_BACKEND": "", "NNPLUG_CONFIG": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_op_names_are_those_of_the_c_api():
     from nnplug import _nnplug
 

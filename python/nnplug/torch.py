@@ -6,6 +6,7 @@ strides (views are read in place where the backend's memory is host memory).
 """
 
 import dataclasses
+import functools
 from typing import Callable, Dict, Optional, Tuple
 
 import torch
@@ -31,11 +32,29 @@ def _describe(tensor, name):
     if acl_dtype is None:
         raise TypeError(f"nnplug.torch: {name} has dtype {tensor.dtype}; nnplug takes "
                         "torch.float32, torch.float16 and torch.bfloat16")
+    if _view_flags(tensor):
+        raise TypeError(f"nnplug.torch: {name} has torch's negative or conjugate bit set; "
+                        "resolve it first (resolve_neg(), resolve_conj())")
     return (tensor.data_ptr(), acl_dtype, tuple(tensor.shape), tuple(tensor.stride()))
+
+
+def _view_flags(tensor):
+    """Whether torch reads tensor's memory through a lazy negation or conjugation (e.g.
+    c.conj().imag): its bytes are not its values."""
+    return (hasattr(tensor, "is_neg") and tensor.is_neg()) or tensor.is_conj()
+
+
+def _resolved(tensor):
+    """An input as the values torch sees: with its negative and conjugate bits applied, as
+    torch's own kernels do, instead of its raw memory."""
+    if tensor is None or not isinstance(tensor, torch.Tensor) or not _view_flags(tensor):
+        return tensor
+    return tensor.resolve_conj().resolve_neg()
 
 
 def _run(op, names, inputs, reduction, out):
     nnplug.ensure_initialized()
+    inputs = [_resolved(t) for t in inputs]  # kept alive until the call returns
     described = [None if t is None else _describe(t, n) for n, t in zip(names, inputs)]
     _nnplug.run(op, described, reduction, _describe(out, "out"))
     return out
@@ -111,11 +130,29 @@ _MSE = _LossOps(
     gradient_operands={1: (1, 0)})
 
 
+def _first_derivatives_only(backward):
+    """backward refusing to be part of a graph of second derivatives. With create_graph=True
+    (a gradient penalty, say) torch runs backward with grad mode on; the gradient ops are not
+    differentiable, and once_differentiable alone leaves a gradient whose own gradient is
+    silently zero when the incoming gradient needs none."""
+
+    @functools.wraps(backward)
+    def checked(ctx, *grad_outputs):
+        if torch.is_grad_enabled():
+            raise RuntimeError(f"nnplug.torch: {ctx.ops.forward} has no second derivatives: its gradient "
+                               "ops are not differentiable (create_graph=True, e.g. a gradient penalty, is "
+                               "not supported)")
+        return backward(ctx, *grad_outputs)
+
+    return checked
+
+
 class _AclnnLoss(torch.autograd.Function):
     """A loss whose forward and gradients are the aclnn ops of a _LossOps."""
 
     @staticmethod
     def forward(ctx, ops, reduction, *operands):
+        operands = tuple(_resolved(operand) for operand in operands)
         for name, operand in zip(ops.operands, operands):
             if operand is not None:
                 _describe(operand, name)  # TypeError before anything is allocated
@@ -129,6 +166,7 @@ class _AclnnLoss(torch.autograd.Function):
         return out.to(_promoted(operands))
 
     @staticmethod
+    @_first_derivatives_only
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
         ops, operands = ctx.ops, ctx.saved_tensors

@@ -14,19 +14,21 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS = 2,          /* aclnnBinaryCrossEntropyWithLogits */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD = 3, /* aclnnBinaryCrossEntropyWithLogitsBackward */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD =
-        4,                                 /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
-    NNPLUG_OP_MSE_LOSS = 5,                /* aclnnMseLoss */
-    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,       /* aclnnMseLossBackward */
-    NNPLUG_OP_NLL_LOSS = 7,                /* aclnnNLLLoss */
-    NNPLUG_OP_NLL_LOSS_2D = 8,             /* aclnnNLLLoss2d */
-    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,       /* aclnnNLLLossBackward */
-    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,   /* aclnnNLLLoss2dBackward */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,     /* aclnnCrossEntropyLoss */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12 /* aclnnCrossEntropyLossGrad */
+        4,                                  /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_MSE_LOSS = 5,                 /* aclnnMseLoss */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,        /* aclnnMseLossBackward */
+    NNPLUG_OP_NLL_LOSS = 7,                 /* aclnnNLLLoss */
+    NNPLUG_OP_NLL_LOSS_2D = 8,              /* aclnnNLLLoss2d */
+    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,        /* aclnnNLLLossBackward */
+    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,    /* aclnnNLLLoss2dBackward */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,      /* aclnnCrossEntropyLoss */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12, /* aclnnCrossEntropyLossGrad */
+    NNPLUG_OP_L1_LOSS = 13,                 /* aclnnL1Loss */
+    NNPLUG_OP_L1_LOSS_BACKWARD = 14         /* aclnnL1LossBackward */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 13
+#define NNPLUG_OP_KIND_COUNT 15
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -58,6 +60,10 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnCrossEntropyLoss";
         case NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD:
             return "aclnnCrossEntropyLossGrad";
+        case NNPLUG_OP_L1_LOSS:
+            return "aclnnL1Loss";
+        case NNPLUG_OP_L1_LOSS_BACKWARD:
+            return "aclnnL1LossBackward";
         default:
             return 0;
     }
@@ -172,6 +178,24 @@ enum nnplug_cross_entropy_loss_grad_slot {
     NNPLUG_CROSS_ENTROPY_LOSS_GRAD_LSE_FOR_ZLOSS = 5, /* optional */
     NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OUT = 6,           /* (N, C) */
     NNPLUG_CROSS_ENTROPY_LOSS_GRAD_OPERANDS = 7
+};
+
+/* aclnnL1Loss(self, target, reduction, out): self and target broadcast to each other */
+enum nnplug_l1_loss_slot {
+    NNPLUG_L1_LOSS_SELF = 0,
+    NNPLUG_L1_LOSS_TARGET = 1,
+    NNPLUG_L1_LOSS_OUT = 2, /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_L1_LOSS_OPERANDS = 3
+};
+
+/* aclnnL1LossBackward(gradOutput, self, target, reduction, gradInput): the three inputs
+ * broadcast to each other; NNPLUG_ATTR_SCALE is 1/numel(broadcast shape) for mean */
+enum nnplug_l1_loss_backward_slot {
+    NNPLUG_L1_LOSS_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_L1_LOSS_BACKWARD_SELF = 1,
+    NNPLUG_L1_LOSS_BACKWARD_TARGET = 2,
+    NNPLUG_L1_LOSS_BACKWARD_GRAD_INPUT = 3,
+    NNPLUG_L1_LOSS_BACKWARD_OPERANDS = 4
 };
 
 typedef enum nnplug_reduction {

@@ -100,10 +100,14 @@ void append_attr_cases(const OpUnderTest& op, std::vector<ErrorCase>& cases) {
 std::vector<ErrorCase> error_cases(const OpUnderTest& op, Scratch& scratch, const DeviceTensor& self) {
     std::vector<ErrorCase> cases;
     const int out = slot_of(op, op.output);
+    const nnplug_op_schema& schema = published_schema(op);
     for (const std::string& role : op.operands) {
         const int slot = slot_of(op, role);
+        // Messages name an operand as the aclnn signature does, which may differ from its
+        // role (CANN's gradOut plays the role gradOutput).
+        const std::string name = schema.operands[slot].name;
         if (role != "weight" && role != "posWeight")
-            cases.push_back({"null_" + role, ACLNN_ERR_PARAM_NULLPTR, role + " is null",
+            cases.push_back({"null_" + role, ACLNN_ERR_PARAM_NULLPTR, name + " is null",
                              [slot](Call& call) { call.tensors[slot] = nullptr; }});
         cases.push_back(
             {"dtype_int32_" + role, ACLNN_ERR_PARAM_INVALID, "has dtype int32", [slot, &scratch](Call& call) {

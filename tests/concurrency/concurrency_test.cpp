@@ -103,7 +103,7 @@ TEST_F(Concurrency, EveryOpFromEightThreadsGivesTheBytesOfOneThread) {
             if (op.operands.front() == "gradOutput" && reduction != 0)
                 continue;  // gradOutput [N, C] is for none
             const auto out = output_for(op, reduction);
-            ASSERT_EQ(run_op(op, inputs.arguments(op, *out), {reduction}), ACLNN_SUCCESS)
+            ASSERT_EQ(run_op(op, inputs.arguments(op, *out), call_attrs(op, reduction)), ACLNN_SUCCESS)
                 << op.api << message();
             calls.push_back({&op, reduction, out->storage_bytes()});
         }
@@ -122,8 +122,8 @@ TEST_F(Concurrency, EveryOpFromEightThreadsGivesTheBytesOfOneThread) {
                     const Call& call =
                         calls[(c + static_cast<size_t>(t)) % calls.size()];  // threads out of step
                     const auto out = output_for(*call.op, call.reduction);
-                    if (run_op(*call.op, inputs.arguments(*call.op, *out), {call.reduction}, stream) !=
-                        ACLNN_SUCCESS)
+                    if (run_op(*call.op, inputs.arguments(*call.op, *out),
+                               call_attrs(*call.op, call.reduction), stream) != ACLNN_SUCCESS)
                         ++failures;
                     else if (out->storage_bytes() != call.expected)
                         ++mismatches;

@@ -336,14 +336,16 @@ TEST_F(Misuse, OutputExactlyAnInputsViewGivesTheSameResultAsASeparateOutput) {
                 };
                 auto grad = make(ramp(42, 0.5f, 0.02f)), self = make(ramp(42, 0.05f, 0.009f)),
                      target = make(ramp(42, 0.0f, 0.01f)), separate = make(std::vector<float>(42, 0.0f));
-                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, *separate), {0}), ACLNN_SUCCESS)
+                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, *separate), call_attrs(op, 0)),
+                          ACLNN_SUCCESS)
                     << message();
                 const DeviceTensor& input = aliased == "gradOutput" ? *grad
                                             : aliased == "self"     ? *self
                                                                     : *target;
                 View out(input.data(), layout.view, layout.strides, 0, storage);
                 ASSERT_NE(out.get(), nullptr) << message();
-                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, out.get()), {0}), ACLNN_SUCCESS)
+                ASSERT_EQ(run_op(op, arguments(op, *grad, *self, *target, out.get()), call_attrs(op, 0)),
+                          ACLNN_SUCCESS)
                     << message();
                 EXPECT_EQ(input.storage_bytes(), separate->storage_bytes());
             }

@@ -24,11 +24,13 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,      /* aclnnCrossEntropyLoss */
     NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12, /* aclnnCrossEntropyLossGrad */
     NNPLUG_OP_L1_LOSS = 13,                 /* aclnnL1Loss */
-    NNPLUG_OP_L1_LOSS_BACKWARD = 14         /* aclnnL1LossBackward */
+    NNPLUG_OP_L1_LOSS_BACKWARD = 14,        /* aclnnL1LossBackward */
+    NNPLUG_OP_SMOOTH_L1_LOSS = 15,          /* aclnnSmoothL1Loss */
+    NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD = 16  /* aclnnSmoothL1LossBackward */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 15
+#define NNPLUG_OP_KIND_COUNT 17
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -64,6 +66,10 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnL1Loss";
         case NNPLUG_OP_L1_LOSS_BACKWARD:
             return "aclnnL1LossBackward";
+        case NNPLUG_OP_SMOOTH_L1_LOSS:
+            return "aclnnSmoothL1Loss";
+        case NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD:
+            return "aclnnSmoothL1LossBackward";
         default:
             return 0;
     }
@@ -198,6 +204,25 @@ enum nnplug_l1_loss_backward_slot {
     NNPLUG_L1_LOSS_BACKWARD_OPERANDS = 4
 };
 
+/* aclnnSmoothL1Loss(self, target, reduction, beta, result): self and target broadcast to each
+ * other; NNPLUG_ATTR_BETA */
+enum nnplug_smooth_l1_loss_slot {
+    NNPLUG_SMOOTH_L1_LOSS_SELF = 0,
+    NNPLUG_SMOOTH_L1_LOSS_TARGET = 1,
+    NNPLUG_SMOOTH_L1_LOSS_RESULT = 2, /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_SMOOTH_L1_LOSS_OPERANDS = 3
+};
+
+/* aclnnSmoothL1LossBackward(gradOut, self, target, reduction, beta, gradInput): the three
+ * inputs broadcast to each other; NNPLUG_ATTR_SCALE is 1/numel(broadcast shape) for mean */
+enum nnplug_smooth_l1_loss_backward_slot {
+    NNPLUG_SMOOTH_L1_LOSS_BACKWARD_GRAD_OUT = 0,
+    NNPLUG_SMOOTH_L1_LOSS_BACKWARD_SELF = 1,
+    NNPLUG_SMOOTH_L1_LOSS_BACKWARD_TARGET = 2,
+    NNPLUG_SMOOTH_L1_LOSS_BACKWARD_GRAD_INPUT = 3,
+    NNPLUG_SMOOTH_L1_LOSS_BACKWARD_OPERANDS = 4
+};
+
 typedef enum nnplug_reduction {
     NNPLUG_REDUCTION_NONE = 0,
     NNPLUG_REDUCTION_MEAN = 1,
@@ -219,7 +244,8 @@ typedef enum nnplug_attr_key {
                                                    negative value, in CrossEntropyLoss, ignores nothing) */
     NNPLUG_ATTR_LABEL_SMOOTHING = 6,            /* f64 in [0, 1] */
     NNPLUG_ATTR_LSE_SQUARE_SCALE_FOR_ZLOSS = 7, /* f64 */
-    NNPLUG_ATTR_RETURN_ZLOSS = 8                /* bool */
+    NNPLUG_ATTR_RETURN_ZLOSS = 8,               /* bool */
+    NNPLUG_ATTR_BETA = 9                        /* f32 >= 0: SmoothL1Loss's switch from L2 to L1 */
 } nnplug_attr_key;
 
 /* The binary cross-entropy families' names before they took their folders' names,

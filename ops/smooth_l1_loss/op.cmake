@@ -1,0 +1,1 @@
+nnplug_add_op(smooth_l1_loss SOURCES smooth_l1_loss_ops.cpp)

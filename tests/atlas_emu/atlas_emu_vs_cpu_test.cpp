@@ -188,6 +188,8 @@ TEST(AtlasEmuVersusCpu, SameResultsOnTheGoldenAndRandomCaseLists) {
             const float x = value_of(a, dtype), y = value_of(b, dtype);
             if (std::isnan(x) || std::isnan(y)) {
                 EXPECT_TRUE(std::isnan(x) && std::isnan(y)) << where << " element " << i;
+            } else if (std::isinf(x) || std::isinf(y)) {
+                EXPECT_EQ(y, x) << where << " element " << i << ": an infinity differs";
             } else if (c.attr("reduction") != 0 && dtype == ACL_FLOAT) {
                 EXPECT_NEAR(y, x, 1e-6 * std::abs(x)) << where << ": the reduced loss";
             } else {

@@ -14,23 +14,25 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS = 2,          /* aclnnBinaryCrossEntropyWithLogits */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD = 3, /* aclnnBinaryCrossEntropyWithLogitsBackward */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD =
-        4,                                  /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
-    NNPLUG_OP_MSE_LOSS = 5,                 /* aclnnMseLoss */
-    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,        /* aclnnMseLossBackward */
-    NNPLUG_OP_NLL_LOSS = 7,                 /* aclnnNLLLoss */
-    NNPLUG_OP_NLL_LOSS_2D = 8,              /* aclnnNLLLoss2d */
-    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,        /* aclnnNLLLossBackward */
-    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,    /* aclnnNLLLoss2dBackward */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,      /* aclnnCrossEntropyLoss */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12, /* aclnnCrossEntropyLossGrad */
-    NNPLUG_OP_L1_LOSS = 13,                 /* aclnnL1Loss */
-    NNPLUG_OP_L1_LOSS_BACKWARD = 14,        /* aclnnL1LossBackward */
-    NNPLUG_OP_SMOOTH_L1_LOSS = 15,          /* aclnnSmoothL1Loss */
-    NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD = 16  /* aclnnSmoothL1LossBackward */
+        4,                                   /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_MSE_LOSS = 5,                  /* aclnnMseLoss */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,         /* aclnnMseLossBackward */
+    NNPLUG_OP_NLL_LOSS = 7,                  /* aclnnNLLLoss */
+    NNPLUG_OP_NLL_LOSS_2D = 8,               /* aclnnNLLLoss2d */
+    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,         /* aclnnNLLLossBackward */
+    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,     /* aclnnNLLLoss2dBackward */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,       /* aclnnCrossEntropyLoss */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12,  /* aclnnCrossEntropyLossGrad */
+    NNPLUG_OP_L1_LOSS = 13,                  /* aclnnL1Loss */
+    NNPLUG_OP_L1_LOSS_BACKWARD = 14,         /* aclnnL1LossBackward */
+    NNPLUG_OP_SMOOTH_L1_LOSS = 15,           /* aclnnSmoothL1Loss */
+    NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD = 16,  /* aclnnSmoothL1LossBackward */
+    NNPLUG_OP_SOFT_MARGIN_LOSS = 17,         /* aclnnSoftMarginLoss */
+    NNPLUG_OP_SOFT_MARGIN_LOSS_BACKWARD = 18 /* aclnnSoftMarginLossBackward */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 17
+#define NNPLUG_OP_KIND_COUNT 19
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -70,6 +72,10 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnSmoothL1Loss";
         case NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD:
             return "aclnnSmoothL1LossBackward";
+        case NNPLUG_OP_SOFT_MARGIN_LOSS:
+            return "aclnnSoftMarginLoss";
+        case NNPLUG_OP_SOFT_MARGIN_LOSS_BACKWARD:
+            return "aclnnSoftMarginLossBackward";
         default:
             return 0;
     }
@@ -221,6 +227,24 @@ enum nnplug_smooth_l1_loss_backward_slot {
     NNPLUG_SMOOTH_L1_LOSS_BACKWARD_TARGET = 2,
     NNPLUG_SMOOTH_L1_LOSS_BACKWARD_GRAD_INPUT = 3,
     NNPLUG_SMOOTH_L1_LOSS_BACKWARD_OPERANDS = 4
+};
+
+/* aclnnSoftMarginLoss(self, target, reduction, out): self and target broadcast to each other */
+enum nnplug_soft_margin_loss_slot {
+    NNPLUG_SOFT_MARGIN_LOSS_SELF = 0,
+    NNPLUG_SOFT_MARGIN_LOSS_TARGET = 1, /* ±1 */
+    NNPLUG_SOFT_MARGIN_LOSS_OUT = 2,    /* NNPLUG_OPERAND_REDUCED for mean and sum */
+    NNPLUG_SOFT_MARGIN_LOSS_OPERANDS = 3
+};
+
+/* aclnnSoftMarginLossBackward(gradOutput, self, target, reduction, out): the three inputs
+ * broadcast to each other; NNPLUG_ATTR_SCALE is 1/N for mean, N their broadcast element count */
+enum nnplug_soft_margin_loss_backward_slot {
+    NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_SELF = 1,
+    NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_TARGET = 2,
+    NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_OUT = 3,
+    NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_OPERANDS = 4
 };
 
 typedef enum nnplug_reduction {

@@ -1,0 +1,1 @@
+nnplug_add_op(soft_margin_loss SOURCES soft_margin_loss_ops.cpp)

@@ -158,7 +158,8 @@ def test_op_names_are_those_of_the_c_api():
         "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnBinaryCrossEntropyWithLogitsTargetBackward",
         "aclnnMseLoss", "aclnnMseLossBackward", "aclnnNLLLossBackward", "aclnnNLLLoss2dBackward",
         "aclnnCrossEntropyLossGrad", "aclnnL1Loss", "aclnnL1LossBackward", "aclnnSmoothL1Loss",
-        "aclnnSmoothL1LossBackward", "aclnnSoftMarginLoss", "aclnnSoftMarginLossBackward"}
+        "aclnnSmoothL1LossBackward", "aclnnSoftMarginLoss", "aclnnSoftMarginLossBackward",
+        "aclnnKlDiv", "aclnnKlDivBackward", "aclnnKlDivTargetBackward"}
     with pytest.raises(ValueError):
         _nnplug.run("aclnnNoSuchOp", [], 0, (0, 0, (), ()))
 

@@ -14,25 +14,28 @@ typedef enum nnplug_op_kind {
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS = 2,          /* aclnnBinaryCrossEntropyWithLogits */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD = 3, /* aclnnBinaryCrossEntropyWithLogitsBackward */
     NNPLUG_OP_BINARY_CROSS_ENTROPY_WITH_LOGITS_TARGET_BACKWARD =
-        4,                                   /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
-    NNPLUG_OP_MSE_LOSS = 5,                  /* aclnnMseLoss */
-    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,         /* aclnnMseLossBackward */
-    NNPLUG_OP_NLL_LOSS = 7,                  /* aclnnNLLLoss */
-    NNPLUG_OP_NLL_LOSS_2D = 8,               /* aclnnNLLLoss2d */
-    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,         /* aclnnNLLLossBackward */
-    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,     /* aclnnNLLLoss2dBackward */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,       /* aclnnCrossEntropyLoss */
-    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12,  /* aclnnCrossEntropyLossGrad */
-    NNPLUG_OP_L1_LOSS = 13,                  /* aclnnL1Loss */
-    NNPLUG_OP_L1_LOSS_BACKWARD = 14,         /* aclnnL1LossBackward */
-    NNPLUG_OP_SMOOTH_L1_LOSS = 15,           /* aclnnSmoothL1Loss */
-    NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD = 16,  /* aclnnSmoothL1LossBackward */
-    NNPLUG_OP_SOFT_MARGIN_LOSS = 17,         /* aclnnSoftMarginLoss */
-    NNPLUG_OP_SOFT_MARGIN_LOSS_BACKWARD = 18 /* aclnnSoftMarginLossBackward */
+        4,                                    /* aclnnBinaryCrossEntropyWithLogitsTargetBackward */
+    NNPLUG_OP_MSE_LOSS = 5,                   /* aclnnMseLoss */
+    NNPLUG_OP_MSE_LOSS_BACKWARD = 6,          /* aclnnMseLossBackward */
+    NNPLUG_OP_NLL_LOSS = 7,                   /* aclnnNLLLoss */
+    NNPLUG_OP_NLL_LOSS_2D = 8,                /* aclnnNLLLoss2d */
+    NNPLUG_OP_NLL_LOSS_BACKWARD = 9,          /* aclnnNLLLossBackward */
+    NNPLUG_OP_NLL_LOSS_2D_BACKWARD = 10,      /* aclnnNLLLoss2dBackward */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS = 11,        /* aclnnCrossEntropyLoss */
+    NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD = 12,   /* aclnnCrossEntropyLossGrad */
+    NNPLUG_OP_L1_LOSS = 13,                   /* aclnnL1Loss */
+    NNPLUG_OP_L1_LOSS_BACKWARD = 14,          /* aclnnL1LossBackward */
+    NNPLUG_OP_SMOOTH_L1_LOSS = 15,            /* aclnnSmoothL1Loss */
+    NNPLUG_OP_SMOOTH_L1_LOSS_BACKWARD = 16,   /* aclnnSmoothL1LossBackward */
+    NNPLUG_OP_SOFT_MARGIN_LOSS = 17,          /* aclnnSoftMarginLoss */
+    NNPLUG_OP_SOFT_MARGIN_LOSS_BACKWARD = 18, /* aclnnSoftMarginLossBackward */
+    NNPLUG_OP_KL_DIV = 19,                    /* aclnnKlDiv */
+    NNPLUG_OP_KL_DIV_BACKWARD = 20,           /* aclnnKlDivBackward */
+    NNPLUG_OP_KL_DIV_TARGET_BACKWARD = 21     /* aclnnKlDivTargetBackward */
 } nnplug_op_kind;
 
 /* One past the largest op kind this header knows; grows as ops are appended. */
-#define NNPLUG_OP_KIND_COUNT 19
+#define NNPLUG_OP_KIND_COUNT 22
 
 /* The aclnn entry point of an op kind ("aclnnBinaryCrossEntropy"), or null for a kind
  * this header does not know. Configs name ops this way (per-op routing). */
@@ -76,6 +79,12 @@ static inline const char* nnplug_op_api_name(int op) {
             return "aclnnSoftMarginLoss";
         case NNPLUG_OP_SOFT_MARGIN_LOSS_BACKWARD:
             return "aclnnSoftMarginLossBackward";
+        case NNPLUG_OP_KL_DIV:
+            return "aclnnKlDiv";
+        case NNPLUG_OP_KL_DIV_BACKWARD:
+            return "aclnnKlDivBackward";
+        case NNPLUG_OP_KL_DIV_TARGET_BACKWARD:
+            return "aclnnKlDivTargetBackward";
         default:
             return 0;
     }
@@ -247,6 +256,26 @@ enum nnplug_soft_margin_loss_backward_slot {
     NNPLUG_SOFT_MARGIN_LOSS_BACKWARD_OPERANDS = 4
 };
 
+/* aclnnKlDiv(self, target, reduction, logTarget, out): self and target broadcast to each other;
+ * batchmean arrives as NNPLUG_REDUCTION_MEAN with NNPLUG_ATTR_REDUCE_COUNT = self.size(0) */
+enum nnplug_kl_div_slot {
+    NNPLUG_KL_DIV_SELF = 0,
+    NNPLUG_KL_DIV_TARGET = 1,
+    NNPLUG_KL_DIV_OUT = 2, /* NNPLUG_OPERAND_REDUCED for mean, sum and batchmean */
+    NNPLUG_KL_DIV_OPERANDS = 3
+};
+
+/* aclnnKlDivBackward(gradOutput, self, target, reduction, logTarget, out) and
+ * aclnnKlDivTargetBackward with gradTarget in out's slot; NNPLUG_ATTR_SCALE is 1/N for mean
+ * and 1/self.size(0) for batchmean */
+enum nnplug_kl_div_backward_slot {
+    NNPLUG_KL_DIV_BACKWARD_GRAD_OUTPUT = 0,
+    NNPLUG_KL_DIV_BACKWARD_SELF = 1,
+    NNPLUG_KL_DIV_BACKWARD_TARGET = 2,
+    NNPLUG_KL_DIV_BACKWARD_OUT = 3, /* out, or gradTarget */
+    NNPLUG_KL_DIV_BACKWARD_OPERANDS = 4
+};
+
 typedef enum nnplug_reduction {
     NNPLUG_REDUCTION_NONE = 0,
     NNPLUG_REDUCTION_MEAN = 1,
@@ -269,7 +298,8 @@ typedef enum nnplug_attr_key {
     NNPLUG_ATTR_LABEL_SMOOTHING = 6,            /* f64 in [0, 1] */
     NNPLUG_ATTR_LSE_SQUARE_SCALE_FOR_ZLOSS = 7, /* f64 */
     NNPLUG_ATTR_RETURN_ZLOSS = 8,               /* bool */
-    NNPLUG_ATTR_BETA = 9                        /* f32 >= 0: SmoothL1Loss's switch from L2 to L1 */
+    NNPLUG_ATTR_BETA = 9,                       /* f32 >= 0: SmoothL1Loss's switch from L2 to L1 */
+    NNPLUG_ATTR_LOG_TARGET = 10                 /* bool: KlDiv's target holds log-probabilities */
 } nnplug_attr_key;
 
 /* The binary cross-entropy families' names before they took their folders' names,

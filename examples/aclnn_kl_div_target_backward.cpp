@@ -1,0 +1,163 @@
+// CANN's documented sample for aclnnKlDivTargetBackward (ops-nn
+// loss/kl_div_target_loss_grad/docs/aclnnKlDivTargetBackward.md), kept as CANN users write it:
+// 2x2 gradOutput, self and target {2, 3, 5, 8}, no reduction.
+#include "aclnnop/aclnn_kl_div_target_backward.h"
+
+#include <iostream>
+#include <vector>
+
+#include "acl/acl.h"
+
+#define CHECK_RET(cond, return_expr) \
+    do {                             \
+        if (!(cond)) {               \
+            return_expr;             \
+        }                            \
+    } while (0)
+
+#define LOG_PRINT(message, ...)         \
+    do {                                \
+        printf(message, ##__VA_ARGS__); \
+    } while (0)
+
+int64_t GetShapeSize(const std::vector<int64_t>& shape) {
+    int64_t shapeSize = 1;
+    for (auto i : shape) {
+        shapeSize *= i;
+    }
+    return shapeSize;
+}
+
+int Init(int32_t deviceId, aclrtStream* stream) {
+    // (Fixed writing) Initialize resources.
+    auto ret = aclInit(nullptr);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+    ret = aclrtSetDevice(deviceId);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+    ret = aclrtCreateStream(stream);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+    return 0;
+}
+
+template <typename T>
+int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& shape, void** deviceAddr,
+                    aclDataType dataType, aclTensor** tensor) {
+    auto size = GetShapeSize(shape) * sizeof(T);
+    // Call aclrtMalloc to allocate memory on the device.
+    auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+
+    // Call aclrtMemcpy to copy the data on the host to the memory on the device.
+    ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+
+    // Compute the strides of the contiguous tensor.
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int64_t i = shape.size() - 2; i >= 0; i--) {
+        strides[i] = shape[i + 1] * strides[i + 1];
+    }
+
+    // Call aclCreateTensor to create an aclTensor.
+    *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0,
+                              aclFormat::ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
+    return 0;
+}
+
+// Step by step in one function, as CANN's documentation samples are, so that the two read
+// side by side.
+int main() {  // NOLINT(readability-function-size)
+    // 1. (Fixed writing) Initialize the device and stream. For details, see the ACL API manual.
+    // Set the device ID in use.
+    int32_t deviceId = 0;
+    aclrtStream stream;
+    auto ret = Init(deviceId, &stream);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+
+    // 2. Construct the input and output based on the API.
+    std::vector<int64_t> gradOutputShape = {2, 2};
+    std::vector<int64_t> selfShape = {2, 2};
+    std::vector<int64_t> targetShape = {2, 2};
+    std::vector<int64_t> gradTargetShape = {2, 2};
+    void* gradOutputDeviceAddr = nullptr;
+    void* selfDeviceAddr = nullptr;
+    void* targetDeviceAddr = nullptr;
+    void* gradTargetDeviceAddr = nullptr;
+    aclTensor* gradOutput = nullptr;
+    aclTensor* self = nullptr;
+    aclTensor* target = nullptr;
+    aclTensor* gradTarget = nullptr;
+    std::vector<float> gradOutputHostData = {2, 3, 5, 8};
+    std::vector<float> selfHostData = {2, 3, 5, 8};
+    std::vector<float> targetHostData = {2, 3, 5, 8};
+    std::vector<float> gradTargetHostData = {2, 3, 5, 8};
+    int64_t reduction = 0;
+    bool logTarget = false;
+    // Create a gradOutput aclTensor.
+    ret = CreateAclTensor(gradOutputHostData, gradOutputShape, &gradOutputDeviceAddr, aclDataType::ACL_FLOAT,
+                          &gradOutput);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+    // Create a self aclTensor.
+    ret = CreateAclTensor(selfHostData, selfShape, &selfDeviceAddr, aclDataType::ACL_FLOAT, &self);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+    // Create a target aclTensor.
+    ret = CreateAclTensor(targetHostData, targetShape, &targetDeviceAddr, aclDataType::ACL_FLOAT, &target);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+    // Create a gradTarget aclTensor.
+    ret = CreateAclTensor(gradTargetHostData, gradTargetShape, &gradTargetDeviceAddr, aclDataType::ACL_FLOAT,
+                          &gradTarget);
+    CHECK_RET(ret == ACL_SUCCESS, return ret);
+
+    // 3. Call the CANN operator library API, which needs to be replaced with the actual API.
+    uint64_t workspaceSize = 0;
+    aclOpExecutor* executor;
+    // Call the first-phase API of aclnnKlDivTargetBackward.
+    ret = aclnnKlDivTargetBackwardGetWorkspaceSize(gradOutput, self, target, reduction, logTarget, gradTarget,
+                                                   &workspaceSize, &executor);
+    CHECK_RET(ret == ACL_SUCCESS,
+              LOG_PRINT("aclnnKlDivTargetBackwardGetWorkspaceSize failed. ERROR: %d\n", ret);
+              return ret);
+    // Allocate device memory based on workspaceSize computed by the first-phase API.
+    void* workspaceAddr = nullptr;
+    if (workspaceSize > 0) {
+        ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
+        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+    }
+    // Call the second-phase API of aclnnKlDivTargetBackward.
+    ret = aclnnKlDivTargetBackward(workspaceAddr, workspaceSize, executor, stream);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnKlDivTargetBackward failed. ERROR: %d\n", ret); return ret);
+
+    // 4. (Fixed writing) Wait until the task execution is complete.
+    ret = aclrtSynchronizeStream(stream);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+
+    // 5. Obtain the output value and copy the result from the device memory to the host. Modify the
+    // configuration based on the API definition.
+    auto size = GetShapeSize(gradTargetShape);
+    std::vector<float> resultData(size, 0);
+    ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]), gradTargetDeviceAddr,
+                      size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy resultData from device to host failed. ERROR: %d\n", ret);
+              return ret);
+    for (int64_t i = 0; i < size; i++) {
+        LOG_PRINT("resultData[%ld] is: %f\n", i, resultData[i]);
+    }
+
+    // 6. Release aclTensor. Modify the configuration based on the API definition.
+    aclDestroyTensor(gradOutput);
+    aclDestroyTensor(self);
+    aclDestroyTensor(target);
+    aclDestroyTensor(gradTarget);
+
+    // 7. Release device resources. Modify the configuration based on the API definition.
+    aclrtFree(gradOutputDeviceAddr);
+    aclrtFree(selfDeviceAddr);
+    aclrtFree(targetDeviceAddr);
+    aclrtFree(gradTargetDeviceAddr);
+    if (workspaceSize > 0) {
+        aclrtFree(workspaceAddr);
+    }
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(deviceId);
+    aclFinalize();
+    return 0;
+}

@@ -761,7 +761,7 @@ void run_large_offset_case(KitContext& kit, const OpUnderTest& op) {
             if (is_out) out = owned.back().get();
             tensors.push_back(owned.back()->get());
         }
-        if (run_op(op, tensors, {0}) != ACLNN_SUCCESS) {
+        if (run_op(op, tensors, call_attrs(op, 0)) != ACLNN_SUCCESS) {
             kit.report.refuse(group, op.api, name, std::string("the dense call: ") + aclGetRecentErrMsg());
             return;
         }
@@ -773,7 +773,7 @@ void run_large_offset_case(KitContext& kit, const OpUnderTest& op) {
         }
         tensors[static_cast<size_t>(self_slot)] = sparse.get();
         out->upload(std::vector<uint8_t>(dense.size(), 0));
-        if (const aclnnStatus status = run_op(op, tensors, {0})) {
+        if (const aclnnStatus status = run_op(op, tensors, call_attrs(op, 0))) {
             kit.report.refuse(group, op.api, name,
                               "status " + std::to_string(status) + ": " + aclGetRecentErrMsg());
             return;

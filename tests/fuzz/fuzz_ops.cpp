@@ -167,6 +167,7 @@ void use_backend(int choice) {
 
 // The ops, from the conformance catalog (each op folder's entry): their operands in signature
 // order and both phases. The op byte picks one modulo their count.
+using nnplug::conformance::call_attrs;
 using nnplug::conformance::OpUnderTest;
 
 const std::vector<OpUnderTest>& ops() {
@@ -487,7 +488,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
     const std::vector<const aclTensor*> arguments(tensors.begin(), tensors.end());
-    const aclnnStatus planned = shape.first_phase(arguments, {reduction}, &workspace_size, &executor);
+    const aclnnStatus planned =
+        shape.first_phase(arguments, call_attrs(shape, reduction), &workspace_size, &executor);
     bool tensors_alive = true;
     if (planned != ACLNN_SUCCESS) {
         expect_message(shape.api);

@@ -307,7 +307,8 @@ TEST_F(Misuse, DestroyedTensorIsReportedNotRead) {
     for (const OpUnderTest& op : op_catalog()) {
         uint64_t workspace = 0;
         aclOpExecutor* executor = nullptr;
-        EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, stale), {0}, &workspace, &executor),
+        EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, stale), call_attrs(op, 0), &workspace,
+                                 &executor),
                   ACLNN_ERR_PARAM_INVALID)
             << op.api;
         EXPECT_NE(message().find(op.output + " is not a live tensor"), std::string::npos) << message();
@@ -373,9 +374,9 @@ TEST_F(Misuse, OutputPartlyOverlappingAnInputIsRefusedAndNothingWritten) {
         for (const OpUnderTest& op : op_catalog()) {
             uint64_t workspace = 0;
             aclOpExecutor* executor = nullptr;
-            EXPECT_EQ(
-                op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
-                ACLNN_ERR_PARAM_INVALID)
+            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), call_attrs(op, 0),
+                                     &workspace, &executor),
+                      ACLNN_ERR_PARAM_INVALID)
                 << op.api;
             EXPECT_NE(message().find(op.output + " and self share memory but are not the same view"),
                       std::string::npos)
@@ -396,9 +397,9 @@ TEST_F(Misuse, OutputOverlappingItselfIsRefused) {
         for (const OpUnderTest& op : op_catalog()) {
             uint64_t workspace = 0;
             aclOpExecutor* executor = nullptr;
-            EXPECT_EQ(
-                op.first_phase(arguments(op, grad, self, target, out.get()), {0}, &workspace, &executor),
-                ACLNN_ERR_PARAM_INVALID)
+            EXPECT_EQ(op.first_phase(arguments(op, grad, self, target, out.get()), call_attrs(op, 0),
+                                     &workspace, &executor),
+                      ACLNN_ERR_PARAM_INVALID)
                 << op.api << " strides " << strides[0] << "," << strides[1];
             EXPECT_NE(message().find("an output must not overlap itself"), std::string::npos) << message();
         }

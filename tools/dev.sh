@@ -22,11 +22,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
   valgrind
   openmpi-bin libopenmpi-dev
-  pybind11-dev python3-dev python3-torch python3-pytest python3-yaml
+  pybind11-dev python3-dev python3-torch libtorch-dev python3-pytest python3-yaml
 )
-# Only for the C++ PyTorch column of the perf command's comparison (python3-torch is above:
-# the Python package's tests need it).
-PERF_PACKAGES=(libtorch-dev)
 
 . tools/debian_packages.sh
 . tools/compiler_cache.sh
@@ -100,6 +97,6 @@ case "$command" in
   test) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -LE perf "$@" ;;
   sanitize) install_missing_packages "${PACKAGES[@]}"; sanitize ;;
   lint) install_missing_packages "${PACKAGES[@]}"; lint ;;
-  perf) install_missing_packages "${PACKAGES[@]}" "${PERF_PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
+  perf) install_missing_packages "${PACKAGES[@]}"; build; ctest --test-dir "$BUILD_DIR" --verbose -L perf ;;
   *) echo "usage: tools/dev.sh run | test [ctest arguments] | sanitize | lint | perf | build" >&2; exit 2 ;;
 esac

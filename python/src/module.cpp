@@ -18,8 +18,8 @@ using nnplug::python::HostTensor;
 
 namespace {
 
-// Decided at each init: whether the ops can read torch's memory in place.
-std::atomic<bool> g_device_memory_is_host{true};
+// Set by init and finalize; read by the torch operators through the capsule too.
+nnplug::python::RuntimeState g_runtime;
 
 HostTensor host_tensor(const py::tuple& spec) {
     if (spec.size() != 4) throw py::value_error("a tensor is (data_ptr, dtype, shape, strides)");
@@ -38,15 +38,17 @@ void init(const std::optional<std::string>& config) {
         nnplug::python::check_status(aclInit(config ? config->c_str() : nullptr), "aclInit");
     }
     try {
-        g_device_memory_is_host = nnplug::python::probe_device_memory_is_host();
+        g_runtime.device_memory_is_host = nnplug::python::probe_device_memory_is_host();
     } catch (...) {
         aclFinalize();
         throw;
     }
+    g_runtime.initialized = true;
 }
 
 void finalize() {
     py::gil_scoped_release release;
+    g_runtime.initialized = false;
     nnplug::python::check_status(aclFinalize(), "aclFinalize");
 }
 
@@ -105,7 +107,7 @@ void run(const std::string& op_name, const py::list& inputs, const py::object& a
     const std::vector<nnplug_attr_arg> args = attr_args(*op, attrs, words);
     const HostTensor result = host_tensor(out);
     py::gil_scoped_release release;
-    nnplug::python::run_op(*op, operands, args, result, !g_device_memory_is_host);
+    nnplug::python::run_op(*op, operands, args, result, !g_runtime.device_memory_is_host);
 }
 
 // The default config aclInit(nullptr) reads, next to the loaded libnnplug.
@@ -148,7 +150,8 @@ PYBIND11_MODULE(_nnplug, m) {
         const char* name = aclrtGetSocName();
         return std::string(name != nullptr ? name : "");
     });
-    m.def("device_memory_is_host", [] { return g_device_memory_is_host.load(); });
+    m.def("device_memory_is_host", [] { return g_runtime.device_memory_is_host.load(); });
+    m.attr("_runtime_state") = py::capsule(&g_runtime, nnplug::python::kRuntimeStateCapsule);
     m.def("default_config_path", &default_config_path);
     m.def("op_names", &op_names);
     m.def("run", &run, py::arg("op"), py::arg("inputs"), py::arg("attrs"), py::arg("out"),

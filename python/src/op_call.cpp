@@ -25,99 +25,65 @@ int64_t reachable_elements(const HostTensor& t) {
     return last + 1;
 }
 
-// aclrtMalloc'd memory, freed on every path.
-class DeviceBuffer {
-public:
-    explicit DeviceBuffer(size_t bytes) {
-        if (bytes != 0) check_status(aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
-    }
-    ~DeviceBuffer() {
-        if (data_ != nullptr) aclrtFree(data_);
-    }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    void* data() const { return data_; }
+}  // namespace
 
-private:
-    void* data_ = nullptr;
-};
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+    if (bytes != 0) check_status(aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+}
 
-// The aclTensor an op sees for one host tensor: over the host memory itself, or over a
-// device copy of the reachable storage (same strides) that `copy_back` returns. The copy
-// is made of outputs too: an op that writes nothing (an empty `self`) leaves them as they were.
-class OperandTensor {
-public:
-    OperandTensor(const HostTensor& host, bool stage)
-        : host_(host),
-          bytes_(static_cast<size_t>(reachable_elements(host)) * aclDataTypeSize(host.dtype)),
-          device_(stage ? bytes_ : 0) {
-        void* data = reinterpret_cast<void*>(host.data);
-        if (stage) {
-            data = device_.data();
-            if (bytes_ != 0) {
-                check_status(aclrtMemcpy(data, bytes_, reinterpret_cast<void*>(host.data), bytes_,
-                                         ACL_MEMCPY_HOST_TO_DEVICE),
-                             "aclrtMemcpy");
-            }
+DeviceBuffer::~DeviceBuffer() {
+    if (data_ != nullptr) aclrtFree(data_);
+}
+
+OperandTensor::OperandTensor(const HostTensor& host, bool stage)
+    : host_(host),
+      bytes_(static_cast<size_t>(reachable_elements(host)) * aclDataTypeSize(host.dtype)),
+      device_(stage ? bytes_ : 0) {
+    void* data = reinterpret_cast<void*>(host.data);
+    if (stage) {
+        data = device_.data();
+        if (bytes_ != 0) {
+            check_status(
+                aclrtMemcpy(data, bytes_, reinterpret_cast<void*>(host.data), bytes_, ACL_MEMCPY_HOST_TO_DEVICE),
+                "aclrtMemcpy");
         }
-        const int64_t storage = reachable_elements(host);
-        tensor_.reset(aclCreateTensor(host.shape.data(), host.shape.size(), host.dtype, host.strides.data(),
-                                      0, ACL_FORMAT_ND, &storage, 1, data));
-        if (!tensor_) check_status(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor");
     }
-    aclTensor* get() const { return tensor_.get(); }
-    void copy_back() const {
-        if (device_.data() == nullptr) return;
-        check_status(aclrtMemcpy(reinterpret_cast<void*>(host_.data), bytes_, device_.data(), bytes_,
-                                 ACL_MEMCPY_DEVICE_TO_HOST),
-                     "aclrtMemcpy");
-    }
+    const int64_t storage = reachable_elements(host);
+    tensor_.reset(aclCreateTensor(host.shape.data(), host.shape.size(), host.dtype, host.strides.data(), 0,
+                                  ACL_FORMAT_ND, &storage, 1, data));
+    if (!tensor_) check_status(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor");
+}
 
-private:
-    struct Destroy {
-        void operator()(aclTensor* t) const { aclDestroyTensor(t); }
-    };
-    HostTensor host_;
-    size_t bytes_;
-    DeviceBuffer device_;
-    std::unique_ptr<aclTensor, Destroy> tensor_;
-};
+void OperandTensor::copy_back() const {
+    if (device_.data() == nullptr) return;
+    check_status(aclrtMemcpy(reinterpret_cast<void*>(host_.data), bytes_, device_.data(), bytes_,
+                             ACL_MEMCPY_DEVICE_TO_HOST),
+                 "aclrtMemcpy");
+}
 
-// A stream of the call's own, so that its synchronize reports its own errors only.
-// Destroying it waits for its work, before the buffers declared ahead of it are freed.
-class CallStream {
-public:
-    CallStream() { check_status(aclrtCreateStream(&stream_), "aclrtCreateStream"); }
-    ~CallStream() { aclrtDestroyStream(stream_); }
-    CallStream(const CallStream&) = delete;
-    CallStream& operator=(const CallStream&) = delete;
-    aclrtStream get() const { return stream_; }
+CallStream::CallStream() { check_status(aclrtCreateStream(&stream_), "aclrtCreateStream"); }
 
-private:
-    aclrtStream stream_ = nullptr;
-};
+CallStream::~CallStream() { aclrtDestroyStream(stream_); }
 
-// Runs a first-phase executor and waits for it; one the run did not consume is destroyed.
-void run_executor(const OpEntry& op, aclOpExecutor* executor, uint64_t workspace_size, aclrtStream stream) {
+void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor, uint64_t workspace_size,
+                  RunFn run, aclrtStream stream) {
+    check_status(first_status, name);
     std::unique_ptr<DeviceBuffer> workspace;
     aclnnStatus status = ACLNN_SUCCESS;
-    std::string message;
     try {
         workspace = std::make_unique<DeviceBuffer>(workspace_size);
-        status = op.run(workspace->data(), workspace_size, executor, stream);
+        status = run(workspace->data(), workspace_size, executor, stream);
     } catch (const AclFailure&) {
         aclDestroyAclOpExecutor(executor);
         throw;
     }
     if (status != ACLNN_SUCCESS) {
-        message = aclGetRecentErrMsg();
+        const std::string message = aclGetRecentErrMsg();
         aclDestroyAclOpExecutor(executor);  // succeeds and does nothing for a consumed one
         throw AclFailure(status, message + " (status " + std::to_string(status) + ")");
     }
     check_status(aclrtSynchronizeStream(stream), "aclrtSynchronizeStream");
 }
-
-}  // namespace
 
 bool probe_device_memory_is_host() {
     void* device = nullptr;
@@ -140,9 +106,8 @@ void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inp
     CallStream stream;
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    check_status(op.get_workspace(handles.data(), attrs, result.get(), &workspace_size, &executor),
-                 op.name.c_str());
-    run_executor(op, executor, workspace_size, stream.get());
+    const aclnnStatus first = op.get_workspace(handles.data(), attrs, result.get(), &workspace_size, &executor);
+    run_executor(op.name.c_str(), first, executor, workspace_size, op.run, stream.get());
     result.copy_back();
 }
 

@@ -1,9 +1,12 @@
 // One aclnn op run on host tensors (as torch lays them out), without the GIL: the two
 // phases, a workspace, a stream of its own, and staging through device memory when the
-// backend's device memory is not host memory.
+// backend's device memory is not host memory. Used by the generic call of nnplug._nnplug
+// (run_op, by op name) and by the torch operators of nnplug._nnplug_torch (typed calls).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,12 +36,73 @@ private:
     int status_;
 };
 
+// What the package knows of the runtime between its init and finalize, shared by the
+// extension modules through a capsule of nnplug._nnplug (kRuntimeStateCapsule).
+struct RuntimeState {
+    std::atomic<bool> initialized{false};
+    // whether the ops can read torch's memory in place (decided at each init)
+    std::atomic<bool> device_memory_is_host{true};
+};
+inline constexpr const char* kRuntimeStateCapsule = "nnplug._nnplug._runtime_state";
+
 // Throws AclFailure with aclGetRecentErrMsg() when `status` is not 0.
 void check_status(int status, const char* call);
 
 // Whether the active backend's device memory is host memory (then the ops read torch's
 // memory in place); asked once per aclInit by a copy the backend refuses otherwise.
 bool probe_device_memory_is_host();
+
+// aclrtMalloc'd memory, freed on every path.
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(size_t bytes);
+    ~DeviceBuffer();
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    void* data() const { return data_; }
+
+private:
+    void* data_ = nullptr;
+};
+
+// The aclTensor an op sees for one host tensor: over the host memory itself, or over a
+// device copy of the reachable storage (same strides) that `copy_back` returns. The copy
+// is made of outputs too: an op that writes nothing (an empty `self`) leaves them as they were.
+class OperandTensor {
+public:
+    OperandTensor(const HostTensor& host, bool stage);
+    aclTensor* get() const { return tensor_.get(); }
+    void copy_back() const;
+
+private:
+    struct Destroy {
+        void operator()(aclTensor* t) const { aclDestroyTensor(t); }
+    };
+    HostTensor host_;
+    size_t bytes_;
+    DeviceBuffer device_;
+    std::unique_ptr<aclTensor, Destroy> tensor_;
+};
+
+// A stream of the call's own, so that its synchronize reports its own errors only.
+// Destroying it waits for its work, before the buffers declared ahead of it are freed.
+class CallStream {
+public:
+    CallStream();
+    ~CallStream();
+    CallStream(const CallStream&) = delete;
+    CallStream& operator=(const CallStream&) = delete;
+    aclrtStream get() const { return stream_; }
+
+private:
+    aclrtStream stream_ = nullptr;
+};
+
+// The second phase of `name` on the executor its first phase returned with `first_status`,
+// then a wait for the stream; an executor the run did not consume is destroyed. Throws
+// AclFailure (the first phase's failure included).
+void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor, uint64_t workspace_size,
+                  RunFn run, aclrtStream stream);
 
 // Runs `op` with `inputs` (std::nullopt for an absent optional operand) and its attributes
 // into `out`. `stage` copies every operand through aclrtMalloc'd memory. Throws AclFailure.

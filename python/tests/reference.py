@@ -64,3 +64,11 @@ def MSE(input, target, reduction="mean"):
     about different sizes)."""
     input, target = torch.broadcast_tensors(input, target)
     return F.mse_loss(input, target, reduction=reduction)
+
+
+ACL_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 27, torch.int64: 9}
+
+
+def raw(tensor):
+    """A tensor as nnplug._nnplug.run takes it: (data_ptr, acl dtype, shape, strides)."""
+    return (tensor.data_ptr(), ACL_DTYPES[tensor.dtype], tuple(tensor.shape), tuple(tensor.stride()))

@@ -1,0 +1,323 @@
+// The multi-class losses as torch operators: torch.ops.nnplug.nll_loss (aclnnNLLLoss and
+// aclnnNLLLoss2d) and torch.ops.nnplug.cross_entropy (aclnnCrossEntropyLoss), with torch's
+// shapes: input (C), (N, C) or (N, C, d1, ...), target without the class axis.
+#include <torch/library.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "aclnnop/aclnn_cross_entropy_loss.h"
+#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
+#include "aclnnop/aclnn_nll_loss.h"
+#include "aclnnop/aclnn_nll_loss2d.h"
+#include "aclnnop/aclnn_nll_loss2d_backward.h"
+#include "aclnnop/aclnn_nll_loss_backward.h"
+#include "aten_call.h"
+#include "loss_function.h"
+
+namespace nnplug::torch_ops {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr std::initializer_list<at::ScalarType> kClassIndexTypes = {at::kLong, at::kInt, at::kByte};
+
+// input's dims without the class axis (dim 1; dim 0 of a (C) input) must be target's.
+void check_target_shape(const char* loss, const at::Tensor& input, const at::Tensor& target) {
+    std::vector<int64_t> expected = input.sizes().vec();
+    expected.erase(expected.begin() + (input.dim() == 1 ? 0 : 1));
+    TORCH_CHECK_VALUE(target.sizes().vec() == expected, "nnplug.torch.", loss, ": target has shape ",
+                      target.sizes(), " where input ", input.sizes(), " needs ", at::IntArrayRef(expected));
+}
+
+int64_t class_count(const at::Tensor& input) { return input.dim() == 1 ? input.size(0) : input.size(1); }
+
+// The operands and attributes both losses resolve, check and keep for the backward.
+struct ClassCall {
+    at::Tensor input;   // as the op takes it
+    at::Tensor target;  // as the op takes it
+    at::Tensor weight;  // required by the NLL ops; undefined: none (cross-entropy)
+    int64_t reduction;
+    int64_t ignore_index;
+    double label_smoothing = 0.0;
+};
+
+void save(AutogradContext* ctx, const ClassCall& call, const at::Tensor& extra, at::IntArrayRef input_shape) {
+    ctx->save_for_backward({call.input, call.target, call.weight, extra});
+    ctx->saved_data["reduction"] = call.reduction;
+    ctx->saved_data["ignore_index"] = call.ignore_index;
+    ctx->saved_data["label_smoothing"] = call.label_smoothing;
+    ctx->saved_data["input_shape"] = input_shape.vec();
+}
+
+ClassCall restore(AutogradContext* ctx) {
+    const variable_list saved = ctx->get_saved_variables();
+    return ClassCall{saved[0], saved[1], saved[2], ctx->saved_data["reduction"].toInt(),
+                     ctx->saved_data["ignore_index"].toInt(), ctx->saved_data["label_smoothing"].toDouble()};
+}
+
+// Refuses the gradient of a weight that asks for one: no aclnn op computes it.
+void refuse_weight_gradient(AutogradContext* ctx, const char* loss, bool has_weight) {
+    TORCH_CHECK(!has_weight || !ctx->needs_input_grad(2), "nnplug.torch: the derivative of ", loss,
+                " for 'weight' is not implemented");
+}
+
+// ---- nll_loss
+
+void nll_forward(const ClassCall& c, const at::Tensor& out, const at::Tensor& total_weight) {
+    AclCall acl;
+    const aclTensor* self = acl.in(c.input);
+    const aclTensor* target = acl.in(c.target);
+    const aclTensor* weight = acl.in(c.weight);
+    aclTensor* result = acl.out(out);
+    aclTensor* total = acl.out(total_weight);
+    const bool planar = c.input.dim() == 4;
+    acl.run(
+        planar ? "aclnnNLLLoss2d" : "aclnnNLLLoss",
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return (planar ? aclnnNLLLoss2dGetWorkspaceSize : aclnnNLLLossGetWorkspaceSize)(
+                self, target, weight, c.reduction, c.ignore_index, result, total, size, executor);
+        },
+        planar ? aclnnNLLLoss2d : aclnnNLLLoss);
+}
+
+void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& total_weight, const at::Tensor& out) {
+    AclCall acl;
+    const aclTensor* g = acl.in(grad);
+    const aclTensor* self = acl.in(c.input);
+    const aclTensor* target = acl.in(c.target);
+    const aclTensor* weight = acl.in(c.weight);
+    aclTensor* total = const_cast<aclTensor*>(acl.in(total_weight));
+    aclTensor* result = acl.out(out);
+    if (c.input.dim() == 4) {
+        acl.run(
+            "aclnnNLLLoss2dBackward",
+            [&](uint64_t* size, aclOpExecutor** executor) {
+                return aclnnNLLLoss2dBackwardGetWorkspaceSize(g, self, target, weight, c.reduction, c.ignore_index,
+                                                              total, result, size, executor);
+            },
+            aclnnNLLLoss2dBackward);
+    } else {
+        acl.run(
+            "aclnnNLLLossBackward",
+            [&](uint64_t* size, aclOpExecutor** executor) {
+                return aclnnNLLLossBackwardGetWorkspaceSize(g, self, target, weight, c.reduction, c.ignore_index,
+                                                            total, result, size, executor);
+            },
+            aclnnNLLLossBackward);
+    }
+}
+
+struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
+                              const c10::optional<at::Tensor>& weight, const ClassCall& call) {
+        const at::ScalarType dtype = call.input.scalar_type();
+        at::Tensor out = call.reduction == 0 ? at::empty(call.target.sizes(), at::TensorOptions(dtype))
+                                             : at::empty({}, at::TensorOptions(dtype));
+        at::Tensor total_weight = at::zeros({}, at::TensorOptions(dtype));
+        nll_forward(call, out, total_weight);
+        save(ctx, call, total_weight, input.sizes());
+        ctx->saved_data["has_weight"] = weight.has_value() && weight->defined();
+        return call.reduction == 0 ? out.reshape(target.sizes()) : out;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+        refuse_second_derivative("nll_loss");
+        refuse_weight_gradient(ctx, "nll_loss", ctx->saved_data["has_weight"].toBool());
+        const ClassCall call = restore(ctx);
+        const at::Tensor total_weight = ctx->get_saved_variables()[3];
+        at::Tensor grad = grad_outputs[0].to(call.input.scalar_type());
+        if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
+        at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
+        if (ctx->needs_input_grad(0)) nll_backward(call, grad, total_weight, out);
+        const std::vector<int64_t> input_shape = ctx->saved_data["input_shape"].toIntVector();
+        return {ctx->needs_input_grad(0) ? out.reshape(input_shape) : at::Tensor(), at::Tensor(), at::Tensor(),
+                at::Tensor()};
+    }
+};
+
+at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_given,
+                    const c10::optional<at::Tensor>& weight_given, c10::string_view reduction, int64_t ignore_index) {
+    const at::Tensor input = resolved(input_given);
+    const at::Tensor target = resolved(target_given);
+    check_operand(input, "nll_loss", "input", kFloatTypes);
+    check_operand(target, "nll_loss", "target", kClassIndexTypes);
+    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())), reduction_code("nll_loss", reduction),
+                   ignore_index};
+    if (call.weight.defined()) {
+        check_operand(call.weight, "nll_loss", "weight", kFloatTypes);
+        call.weight = call.weight.to(input.scalar_type());
+    } else if (input.dim() >= 1) {
+        call.weight = at::ones({class_count(input)}, at::TensorOptions(input.scalar_type()));
+    }
+    if (input.dim() == 3 || input.dim() > 4) {  // as torch does: the 2d op over (N, C, 1, d1·d2·...)
+        check_target_shape("nll_loss", input, target);
+        call.input = input.reshape({input.size(0), input.size(1), 1, -1});
+        call.target = target.reshape({target.size(0), 1, -1});
+    }
+    return NllLossFunction::apply(input_given, target_given, weight_given, call);
+}
+
+
+// ---- cross_entropy
+
+// aclnn's reduction word for a code, in a buffer the op's `char*` may point to.
+struct ReductionWord {
+    explicit ReductionWord(int64_t reduction) {
+        std::strcpy(word, reduction == 0 ? "none" : reduction == 1 ? "mean" : "sum");
+    }
+    char word[8];
+};
+
+void cross_entropy_forward(const ClassCall& c, const at::Tensor& loss, const at::Tensor& log_prob) {
+    // zloss and lseForZloss are never written (not requested): one element each to point at.
+    const at::Tensor unused = at::empty({2}, at::TensorOptions(c.input.scalar_type()));
+    AclCall acl;
+    const aclTensor* input = acl.in(c.input);
+    const aclTensor* target = acl.in(c.target);
+    const aclTensor* weight = acl.in(c.weight);
+    const aclTensor* loss_out = acl.out(loss);
+    const aclTensor* log_prob_out = acl.out(log_prob);
+    const aclTensor* zloss = acl.in(unused.narrow(0, 0, 1));
+    const aclTensor* lse = acl.in(unused.narrow(0, 1, 1));
+    ReductionWord reduction(c.reduction);
+    acl.run(
+        "aclnnCrossEntropyLoss",
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return aclnnCrossEntropyLossGetWorkspaceSize(input, target, weight, reduction.word, c.ignore_index,
+                                                         c.label_smoothing, 0.0, false, loss_out, log_prob_out, zloss,
+                                                         lse, size, executor);
+        },
+        aclnnCrossEntropyLoss);
+}
+
+void cross_entropy_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& log_prob,
+                            const at::Tensor& out) {
+    AclCall acl;
+    const aclTensor* g = acl.in(grad);
+    const aclTensor* log_probs = acl.in(log_prob);
+    const aclTensor* target = acl.in(c.target);
+    const aclTensor* weight = acl.in(c.weight);
+    const aclTensor* result = acl.out(out);
+    ReductionWord reduction(c.reduction);
+    acl.run(
+        "aclnnCrossEntropyLossGrad",
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return aclnnCrossEntropyLossGradGetWorkspaceSize(g, log_probs, target, weight, nullptr, nullptr,
+                                                             reduction.word, c.ignore_index, c.label_smoothing, 0.0,
+                                                             result, size, executor);
+        },
+        aclnnCrossEntropyLossGrad);
+}
+
+// The gradient of (N·d1·..., C) rows back in input's layout: (N, C, d1, ...) or (C).
+at::Tensor rows_to_input_layout(const at::Tensor& rows, at::IntArrayRef input_shape) {
+    if (input_shape.size() <= 2) return rows.reshape(input_shape);
+    std::vector<int64_t> moved = input_shape.vec();
+    moved.erase(moved.begin() + 1);
+    moved.push_back(input_shape[1]);
+    return rows.reshape(moved).movedim(-1, 1);
+}
+
+struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
+                              const c10::optional<at::Tensor>& weight, const ClassCall& call) {
+        const auto options = at::TensorOptions(call.input.scalar_type());
+        at::Tensor loss = call.reduction == 0 ? at::empty({call.input.size(0)}, options) : at::empty({}, options);
+        at::Tensor log_prob = at::empty(call.input.sizes(), options);
+        cross_entropy_forward(call, loss, log_prob);
+        save(ctx, call, log_prob, input.sizes());
+        ctx->saved_data["has_weight"] = weight.has_value() && weight->defined();
+        return call.reduction == 0 ? loss.reshape(target.sizes()) : loss;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+        refuse_second_derivative("cross_entropy");
+        refuse_weight_gradient(ctx, "cross_entropy", ctx->saved_data["has_weight"].toBool());
+        if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        const ClassCall call = restore(ctx);
+        const at::Tensor log_prob = ctx->get_saved_variables()[3];
+        at::Tensor grad = grad_outputs[0].to(call.input.scalar_type());
+        if (call.reduction == 0) grad = grad.reshape({call.input.size(0)});
+        at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
+        cross_entropy_backward(call, grad, log_prob, out);
+        const std::vector<int64_t> input_shape = ctx->saved_data["input_shape"].toIntVector();
+        return {rows_to_input_layout(out, input_shape), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+// Where target holds `value`: read in place when contiguous (the common case, per call).
+template <class T>
+int64_t first_index_of(const at::Tensor& target, int64_t value) {
+    const at::Tensor flat = target.contiguous();
+    const T* data = flat.data_ptr<T>();
+    for (int64_t i = 0; i < flat.numel(); ++i)
+        if (static_cast<int64_t>(data[i]) == value) return i;
+    return -1;
+}
+
+int64_t first_index_of(const at::Tensor& target, int64_t value) {
+    if (target.scalar_type() == at::kLong) return first_index_of<int64_t>(target, value);
+    if (target.scalar_type() == at::kInt) return first_index_of<int32_t>(target, value);
+    return first_index_of<uint8_t>(target, value);
+}
+
+// torch ignores the targets equal to a negative ignore_index (its default is -100), where
+// aclnnCrossEntropyLoss ignores nothing for one: those targets become C, the op's
+// ignoreIndex, which no class index equals. A target already equal to C is refused first,
+// as the op would refuse it.
+void map_negative_ignore_index(ClassCall& call, int64_t classes) {
+    if (call.ignore_index >= 0 || first_index_of(call.target, call.ignore_index) < 0) return;
+    const int64_t at_c = first_index_of(call.target, classes);
+    if (at_c >= 0) {
+        raise_nnplug_error(python::AclFailure(
+            ACLNN_ERR_PARAM_INVALID, "aclnnCrossEntropyLoss: target element " + std::to_string(at_c) + " is " +
+                                         std::to_string(classes) + ", not a class index in [0, " +
+                                         std::to_string(classes) + ") nor ignoreIndex " +
+                                         std::to_string(call.ignore_index) + " (status 161002)"));
+    }
+    call.target = call.target.masked_fill(call.target == call.ignore_index, classes);
+    call.ignore_index = classes;
+}
+
+at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target_given,
+                         const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
+                         int64_t ignore_index, double label_smoothing) {
+    const at::Tensor input = resolved(input_given);
+    const at::Tensor target = resolved(target_given);
+    check_operand(input, "cross_entropy", "input", kFloatTypes);
+    TORCH_CHECK_TYPE(!at::isFloatingType(target.scalar_type()),
+                     "nnplug.torch.cross_entropy: target is a ", target.scalar_type(),
+                     " tensor of class probabilities; nnplug takes class indices (torch.int64)");
+    check_operand(target, "cross_entropy", "target", {at::kLong, at::kInt});
+    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())),
+                   reduction_code("cross_entropy", reduction), ignore_index, label_smoothing};
+    if (call.weight.defined()) {
+        check_operand(call.weight, "cross_entropy", "weight", kFloatTypes);
+        call.weight = call.weight.to(at::kFloat);  // the op's weight is float32 whatever the input's dtype
+    }
+    if (input.dim() == 1) {  // one row: (1, C) and (1)
+        call.input = input.unsqueeze(0);
+        call.target = target.reshape({1});
+    } else if (input.dim() > 2) {  // the class axis last, every other position a row
+        check_target_shape("cross_entropy", input, target);
+        call.input = input.movedim(1, -1).reshape({-1, input.size(1)});
+        call.target = target.reshape({-1});
+    }
+    if (call.input.dim() == 2) map_negative_ignore_index(call, call.input.size(1));
+    return CrossEntropyFunction::apply(input_given, target_given, weight_given, call);
+}
+
+}  // namespace
+}  // namespace nnplug::torch_ops
+
+TORCH_LIBRARY_FRAGMENT(nnplug, m) {
+    m.def("nll_loss(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', int ignore_index=-100) "
+          "-> Tensor",
+          &nnplug::torch_ops::nll_loss);
+    m.def("cross_entropy(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', "
+          "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+          &nnplug::torch_ops::cross_entropy);
+}

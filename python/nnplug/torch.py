@@ -22,11 +22,24 @@ _ops = torch.ops.nnplug
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _tensors(loss, **operands):
-    """TypeError for an operand that is not a tensor (the operator would say RuntimeError)."""
-    for name, value in operands.items():
+def _kernel(name):
+    """The operator's C++ entry itself: OpOverloadPacket.__call__ adds a Python frame per call."""
+    packet = getattr(_ops, name)
+    return getattr(packet, "_op", packet)
+
+
+_BCE, _BCE_WITH_LOGITS, _MSE, _L1, _SMOOTH_L1, _HUBER, _SOFT_MARGIN, _KL_DIV, _NLL, _CROSS_ENTROPY = (
+    _kernel(name) for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
+                               "smooth_l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "nll_loss",
+                               "cross_entropy"))
+
+
+def _not_tensors(loss, names, values):
+    """The TypeError for an operand that is not a tensor (the operator would say RuntimeError)."""
+    for name, value in zip(names, values):
         if value is not None and not isinstance(value, torch.Tensor):
-            raise TypeError(f"nnplug.torch.{loss}: {name} must be a torch.Tensor, not {type(value).__name__}")
+            return TypeError(f"nnplug.torch.{loss}: {name} must be a torch.Tensor, not {type(value).__name__}")
+    return None
 
 
 def _checked_reduction(loss, reduction, words=_REDUCTIONS):
@@ -36,69 +49,86 @@ def _checked_reduction(loss, reduction, words=_REDUCTIONS):
     return reduction
 
 
+# Each function checks its operands are tensors inline (a helper call would cost more than
+# the check), then calls its operator.
+_T = torch.Tensor
+
+
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy on nnplug (aclnnBinaryCrossEntropy)."""
-    _tensors("binary_cross_entropy", input=input, target=target, weight=weight)
-    return _ops.binary_cross_entropy(input, target, weight, reduction)
+    if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
+        raise _not_tensors("binary_cross_entropy", ("input", "target", "weight"), (input, target, weight))
+    return _BCE(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy_with_logits on nnplug
     (aclnnBinaryCrossEntropyWithLogits)."""
-    _tensors("binary_cross_entropy_with_logits", input=input, target=target, weight=weight, pos_weight=pos_weight)
-    return _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+    if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))
+            and (pos_weight is None or isinstance(pos_weight, _T))):
+        raise _not_tensors("binary_cross_entropy_with_logits", ("input", "target", "weight", "pos_weight"),
+                           (input, target, weight, pos_weight))
+    return _BCE_WITH_LOGITS(input, target, weight, pos_weight, reduction)
 
 
 def mse_loss(input, target, reduction="mean"):
     """torch.nn.functional.mse_loss on nnplug (aclnnMseLoss): input and target broadcast to
     each other, as in torch, and the mean divides by the broadcast count."""
-    _tensors("mse_loss", input=input, target=target)
-    return _ops.mse_loss(input, target, reduction)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("mse_loss", ("input", "target"), (input, target))
+    return _MSE(input, target, reduction)
 
 
 def l1_loss(input, target, reduction="mean"):
     """torch.nn.functional.l1_loss on nnplug (aclnnL1Loss)."""
-    _tensors("l1_loss", input=input, target=target)
-    return _ops.l1_loss(input, target, reduction)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("l1_loss", ("input", "target"), (input, target))
+    return _L1(input, target, reduction)
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """torch.nn.functional.smooth_l1_loss on nnplug (aclnnSmoothL1Loss)."""
-    _tensors("smooth_l1_loss", input=input, target=target)
-    return _ops.smooth_l1_loss(input, target, reduction, beta)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("smooth_l1_loss", ("input", "target"), (input, target))
+    return _SMOOTH_L1(input, target, reduction, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """torch.nn.functional.huber_loss on nnplug: delta · aclnnSmoothL1Loss with beta = delta."""
-    _tensors("huber_loss", input=input, target=target)
-    return _ops.huber_loss(input, target, reduction, delta)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("huber_loss", ("input", "target"), (input, target))
+    return _HUBER(input, target, reduction, delta)
 
 
 def soft_margin_loss(input, target, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on nnplug (aclnnSoftMarginLoss)."""
-    _tensors("soft_margin_loss", input=input, target=target)
-    return _ops.soft_margin_loss(input, target, reduction)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("soft_margin_loss", ("input", "target"), (input, target))
+    return _SOFT_MARGIN(input, target, reduction)
 
 
 def kl_div(input, target, reduction="mean", log_target=False):
     """torch.nn.functional.kl_div on nnplug (aclnnKlDiv; "batchmean" divides the sum by
     input.size(0)); differentiable w.r.t. target too (aclnnKlDivTargetBackward)."""
-    _tensors("kl_div", input=input, target=target)
-    return _ops.kl_div(input, target, reduction, log_target)
+    if not (isinstance(input, _T) and isinstance(target, _T)):
+        raise _not_tensors("kl_div", ("input", "target"), (input, target))
+    return _KL_DIV(input, target, reduction, log_target)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """torch.nn.functional.nll_loss on nnplug (aclnnNLLLoss; aclnnNLLLoss2d for inputs of
     more than two dims)."""
-    _tensors("nll_loss", input=input, target=target, weight=weight)
-    return _ops.nll_loss(input, target, weight, reduction, ignore_index)
+    if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
+        raise _not_tensors("nll_loss", ("input", "target", "weight"), (input, target, weight))
+    return _NLL(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch.nn.functional.cross_entropy on nnplug (aclnnCrossEntropyLoss) with class-index
     targets."""
-    _tensors("cross_entropy", input=input, target=target, weight=weight)
-    return _ops.cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing)
+    if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
+        raise _not_tensors("cross_entropy", ("input", "target", "weight"), (input, target, weight))
+    return _CROSS_ENTROPY(input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 class _Loss(torch.nn.Module):

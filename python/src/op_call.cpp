@@ -16,11 +16,11 @@ namespace {
 
 // Elements from the first element of the view to one past its last: the storage an
 // aclTensor over the view must cover (0 for an empty view).
-int64_t reachable_elements(const HostTensor& t) {
+int64_t reachable_elements(const int64_t* shape, const int64_t* strides, size_t rank) {
     int64_t last = 0;
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-        if (t.shape[i] == 0) return 0;
-        last += (t.shape[i] - 1) * t.strides[i];
+    for (size_t i = 0; i < rank; ++i) {
+        if (shape[i] == 0) return 0;
+        last += (shape[i] - 1) * strides[i];
     }
     return last + 1;
 }
@@ -35,28 +35,27 @@ DeviceBuffer::~DeviceBuffer() {
     if (data_ != nullptr) aclrtFree(data_);
 }
 
-OperandTensor::OperandTensor(const HostTensor& host, bool stage)
-    : host_(host),
-      bytes_(static_cast<size_t>(reachable_elements(host)) * aclDataTypeSize(host.dtype)),
+OperandTensor::OperandTensor(uintptr_t data, aclDataType dtype, const int64_t* shape, const int64_t* strides,
+                             size_t rank, bool stage)
+    : host_data_(data),
+      bytes_(static_cast<size_t>(reachable_elements(shape, strides, rank)) * aclDataTypeSize(dtype)),
       device_(stage ? bytes_ : 0) {
-    void* data = reinterpret_cast<void*>(host.data);
+    void* address = reinterpret_cast<void*>(data);
     if (stage) {
-        data = device_.data();
+        address = device_.data();
         if (bytes_ != 0) {
-            check_status(
-                aclrtMemcpy(data, bytes_, reinterpret_cast<void*>(host.data), bytes_, ACL_MEMCPY_HOST_TO_DEVICE),
-                "aclrtMemcpy");
+            check_status(aclrtMemcpy(address, bytes_, reinterpret_cast<void*>(data), bytes_, ACL_MEMCPY_HOST_TO_DEVICE),
+                         "aclrtMemcpy");
         }
     }
-    const int64_t storage = reachable_elements(host);
-    tensor_.reset(aclCreateTensor(host.shape.data(), host.shape.size(), host.dtype, host.strides.data(), 0,
-                                  ACL_FORMAT_ND, &storage, 1, data));
+    const int64_t storage = reachable_elements(shape, strides, rank);
+    tensor_.reset(aclCreateTensor(shape, rank, dtype, strides, 0, ACL_FORMAT_ND, &storage, 1, address));
     if (!tensor_) check_status(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor");
 }
 
 void OperandTensor::copy_back() const {
     if (device_.data() == nullptr) return;
-    check_status(aclrtMemcpy(reinterpret_cast<void*>(host_.data), bytes_, device_.data(), bytes_,
+    check_status(aclrtMemcpy(reinterpret_cast<void*>(host_data_), bytes_, device_.data(), bytes_,
                              ACL_MEMCPY_DEVICE_TO_HOST),
                  "aclrtMemcpy");
 }

@@ -70,7 +70,11 @@ private:
 // is made of outputs too: an op that writes nothing (an empty `self`) leaves them as they were.
 class OperandTensor {
 public:
-    OperandTensor(const HostTensor& host, bool stage);
+    OperandTensor(const HostTensor& host, bool stage)
+        : OperandTensor(host.data, host.dtype, host.shape.data(), host.strides.data(), host.shape.size(), stage) {}
+    // The same from a view's parts (shape and strides: `rank` elements each, read here only).
+    OperandTensor(uintptr_t data, aclDataType dtype, const int64_t* shape, const int64_t* strides, size_t rank,
+                  bool stage);
     aclTensor* get() const { return tensor_.get(); }
     void copy_back() const;
 
@@ -78,7 +82,7 @@ private:
     struct Destroy {
         void operator()(aclTensor* t) const { aclDestroyTensor(t); }
     };
-    HostTensor host_;
+    uintptr_t host_data_;
     size_t bytes_;
     DeviceBuffer device_;
     std::unique_ptr<aclTensor, Destroy> tensor_;

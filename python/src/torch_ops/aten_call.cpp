@@ -110,24 +110,20 @@ AclCall::AclCall() {
 }
 
 aclTensor* AclCall::add(const at::Tensor& tensor) {
-    python::HostTensor host;
-    host.data = reinterpret_cast<uintptr_t>(tensor.data_ptr());
-    host.dtype = acl_dtype(tensor.scalar_type());
-    host.shape.assign(tensor.sizes().begin(), tensor.sizes().end());
-    host.strides.assign(tensor.strides().begin(), tensor.strides().end());
     try {
-        operands_.push_back(std::make_unique<python::OperandTensor>(host, stage_));
+        operands_.emplace_back(reinterpret_cast<uintptr_t>(tensor.data_ptr()), acl_dtype(tensor.scalar_type()),
+                               tensor.sizes().data(), tensor.strides().data(), tensor.sizes().size(), stage_);
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }
-    return operands_.back()->get();
+    return operands_.back().get();
 }
 
 const aclTensor* AclCall::in(const at::Tensor& tensor) { return tensor.defined() ? add(tensor) : nullptr; }
 
 aclTensor* AclCall::out(const at::Tensor& tensor) {
     aclTensor* handle = add(tensor);
-    outputs_.push_back(operands_.back().get());
+    outputs_.push_back(&operands_.back());
     return handle;
 }
 

@@ -7,8 +7,8 @@
 
 #include <ATen/ATen.h>
 
+#include <deque>
 #include <initializer_list>
-#include <memory>
 #include <vector>
 
 #include "../op_call.h"
@@ -60,8 +60,8 @@ private:
     aclTensor* add(const at::Tensor& tensor);
 
     bool stage_;
-    std::vector<std::unique_ptr<python::OperandTensor>> operands_;
-    std::vector<python::OperandTensor*> outputs_;
+    std::deque<python::OperandTensor> operands_;  // one allocation for a call's few
+    std::vector<const python::OperandTensor*> outputs_;
 };
 
 }  // namespace nnplug::torch_ops

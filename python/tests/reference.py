@@ -12,7 +12,10 @@ TOLERANCE = {
 
 
 def float64(t):
-    return None if t is None else t.detach().double()
+    """A float tensor's float64 copy; class indices stay as they are."""
+    if t is None or not t.is_floating_point():
+        return None if t is None else t.detach()
+    return t.detach().double()
 
 
 def _grads(loss, leaves, grad_output):

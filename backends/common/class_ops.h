@@ -156,7 +156,13 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
     const int64_t t = call_.target(slots_.target, row);
     const int64_t start = call_.row_start(slots_.out, row);
     const int64_t stride = call_.class_stride(slots_.out);
-    for (int64_t c = 0; c < call_.classes(); ++c) call_.store(slots_.out, start + c * stride, 0.0f);
+    if (stride == 1) {  // a row of zeros at once: 0.0 is all-zero bits in every float dtype
+        const nnplug_tensor& out = call_.operand(slots_.out);
+        const size_t size = nnplug_dtype_size(out.dtype);
+        std::memset(static_cast<char*>(out.data) + start * size, 0, static_cast<size_t>(call_.classes()) * size);
+    } else {
+        for (int64_t c = 0; c < call_.classes(); ++c) call_.store(slots_.out, start + c * stride, 0.0f);
+    }
     if (call_.ignored(t)) return;
     float g = grad_scale;
     if (!reduces()) {

@@ -44,18 +44,48 @@ struct ClassCall {
     double label_smoothing = 0.0;
 };
 
-void save(AutogradContext* ctx, const ClassCall& call, const at::Tensor& extra, at::IntArrayRef input_shape) {
+// Kept in few saved-data entries (each is a hash map insert per call): input's own shape
+// only where the op's differs.
+void save(AutogradContext* ctx, const ClassCall& call, const at::Tensor& extra, at::IntArrayRef input_shape,
+          bool has_weight) {
     ctx->save_for_backward({call.input, call.target, call.weight, extra});
-    ctx->saved_data["reduction"] = call.reduction;
+    ctx->saved_data["packed"] = call.reduction | static_cast<int64_t>(has_weight) << 2;
     ctx->saved_data["ignore_index"] = call.ignore_index;
-    ctx->saved_data["label_smoothing"] = call.label_smoothing;
-    ctx->saved_data["input_shape"] = input_shape.vec();
+    if (call.label_smoothing != 0.0) ctx->saved_data["label_smoothing"] = call.label_smoothing;
+    if (input_shape != call.input.sizes()) ctx->saved_data["input_shape"] = input_shape.vec();
 }
 
-ClassCall restore(AutogradContext* ctx) {
+// The call as saved, and the tensor saved with it (totalWeight, logProb) in `extra`.
+ClassCall restore(AutogradContext* ctx, at::Tensor& extra) {
     const variable_list saved = ctx->get_saved_variables();
-    return ClassCall{saved[0], saved[1], saved[2], ctx->saved_data["reduction"].toInt(),
-                     ctx->saved_data["ignore_index"].toInt(), ctx->saved_data["label_smoothing"].toDouble()};
+    extra = saved[3];
+    const auto smoothing = ctx->saved_data.find("label_smoothing");
+    return ClassCall{saved[0],
+                     saved[1],
+                     saved[2],
+                     ctx->saved_data["packed"].toInt() & 3,
+                     ctx->saved_data["ignore_index"].toInt(),
+                     smoothing == ctx->saved_data.end() ? 0.0 : smoothing->second.toDouble()};
+}
+
+at::Tensor in_dtype(const at::Tensor& tensor, at::ScalarType dtype) {
+    return tensor.scalar_type() == dtype ? tensor : tensor.to(dtype);
+}
+
+bool had_weight(AutogradContext* ctx) { return (ctx->saved_data["packed"].toInt() & 4) != 0; }
+
+std::vector<int64_t> input_shape(AutogradContext* ctx, const ClassCall& call) {
+    const auto shape = ctx->saved_data.find("input_shape");
+    return shape == ctx->saved_data.end() ? call.input.sizes().vec() : shape->second.toIntVector();
+}
+
+// A weight of ones for the NLL ops, which require one: the last made on this thread is
+// reused (read only) while C and the dtype stay.
+at::Tensor ones_weight(int64_t classes, at::ScalarType dtype) {
+    thread_local at::Tensor last;
+    if (!last.defined() || last.size(0) != classes || last.scalar_type() != dtype)
+        last = at::ones({classes}, at::TensorOptions(dtype));
+    return last;
 }
 
 // Refuses the gradient of a weight that asks for one: no aclnn op computes it.
@@ -116,25 +146,23 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
         const at::ScalarType dtype = call.input.scalar_type();
         at::Tensor out = call.reduction == 0 ? at::empty(call.target.sizes(), at::TensorOptions(dtype))
                                              : at::empty({}, at::TensorOptions(dtype));
-        at::Tensor total_weight = at::zeros({}, at::TensorOptions(dtype));
+        at::Tensor total_weight = at::empty({}, at::TensorOptions(dtype));  // written unless reduction none
         nll_forward(call, out, total_weight);
-        save(ctx, call, total_weight, input.sizes());
-        ctx->saved_data["has_weight"] = weight.has_value() && weight->defined();
+        save(ctx, call, total_weight, input.sizes(), weight.has_value() && weight->defined());
         return call.reduction == 0 ? out.reshape(target.sizes()) : out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
         refuse_second_derivative("nll_loss");
-        refuse_weight_gradient(ctx, "nll_loss", ctx->saved_data["has_weight"].toBool());
-        const ClassCall call = restore(ctx);
-        const at::Tensor total_weight = ctx->get_saved_variables()[3];
-        at::Tensor grad = grad_outputs[0].to(call.input.scalar_type());
+        refuse_weight_gradient(ctx, "nll_loss", had_weight(ctx));
+        if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        at::Tensor total_weight;
+        const ClassCall call = restore(ctx, total_weight);
+        at::Tensor grad = in_dtype(grad_outputs[0], call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
         at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
-        if (ctx->needs_input_grad(0)) nll_backward(call, grad, total_weight, out);
-        const std::vector<int64_t> input_shape = ctx->saved_data["input_shape"].toIntVector();
-        return {ctx->needs_input_grad(0) ? out.reshape(input_shape) : at::Tensor(), at::Tensor(), at::Tensor(),
-                at::Tensor()};
+        nll_backward(call, grad, total_weight, out);
+        return {out.reshape(input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -150,7 +178,7 @@ at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_give
         check_operand(call.weight, "nll_loss", "weight", kFloatTypes);
         call.weight = call.weight.to(input.scalar_type());
     } else if (input.dim() >= 1) {
-        call.weight = at::ones({class_count(input)}, at::TensorOptions(input.scalar_type()));
+        call.weight = ones_weight(class_count(input), input.scalar_type());
     }
     if (input.dim() == 3 || input.dim() > 4) {  // as torch does: the 2d op over (N, C, 1, d1·d2·...)
         check_target_shape("nll_loss", input, target);
@@ -228,23 +256,21 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
         at::Tensor loss = call.reduction == 0 ? at::empty({call.input.size(0)}, options) : at::empty({}, options);
         at::Tensor log_prob = at::empty(call.input.sizes(), options);
         cross_entropy_forward(call, loss, log_prob);
-        save(ctx, call, log_prob, input.sizes());
-        ctx->saved_data["has_weight"] = weight.has_value() && weight->defined();
+        save(ctx, call, log_prob, input.sizes(), weight.has_value() && weight->defined());
         return call.reduction == 0 ? loss.reshape(target.sizes()) : loss;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
         refuse_second_derivative("cross_entropy");
-        refuse_weight_gradient(ctx, "cross_entropy", ctx->saved_data["has_weight"].toBool());
+        refuse_weight_gradient(ctx, "cross_entropy", had_weight(ctx));
         if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-        const ClassCall call = restore(ctx);
-        const at::Tensor log_prob = ctx->get_saved_variables()[3];
-        at::Tensor grad = grad_outputs[0].to(call.input.scalar_type());
+        at::Tensor log_prob;
+        const ClassCall call = restore(ctx, log_prob);
+        at::Tensor grad = in_dtype(grad_outputs[0], call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape({call.input.size(0)});
         at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
         cross_entropy_backward(call, grad, log_prob, out);
-        const std::vector<int64_t> input_shape = ctx->saved_data["input_shape"].toIntVector();
-        return {rows_to_input_layout(out, input_shape), at::Tensor(), at::Tensor(), at::Tensor()};
+        return {rows_to_input_layout(out, input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 

@@ -1,5 +1,6 @@
 // The losses of elementwise aclnn ops as torch operators torch.ops.nnplug.<name>, each a
 // LossOps: its forward op, the ops of its gradients, its dtypes and shapes.
+#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
 #include "aclnnop/aclnn_binary_cross_entropy.h"
@@ -191,16 +192,35 @@ const LossOps kSmoothL1Loss{"smooth_l1_loss",
                             OutDtype::promoted,
                             true};
 
+// `tensor` times `factor` in place; one element (a reduced loss, its incoming gradient) by
+// hand, as an ATen call costs more than the loss's whole op at small sizes.
+void scale(at::Tensor& tensor, double factor) {
+    if (tensor.numel() != 1) {
+        tensor.mul_(factor);
+        return;
+    }
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, tensor.scalar_type(), "scale", [&] {
+        scalar_t* value = tensor.data_ptr<scalar_t>();
+        *value = static_cast<scalar_t>(static_cast<double>(*value) * factor);
+    });
+}
+
 // Huber's loss is delta · smooth_l1 with beta = delta: the SmoothL1 ops, scaled.
 void huber_backward(const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
-    smooth_l1_backward(g * a.real, o, a, out);
+    if (g.numel() != 1) return smooth_l1_backward(g * a.real, o, a, out);
+    at::Tensor scaled = at::empty(g.sizes(), g.options());
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "huber_backward", [&] {
+        *scaled.data_ptr<scalar_t>() = static_cast<scalar_t>(static_cast<double>(*g.data_ptr<scalar_t>()) * a.real);
+    });
+    smooth_l1_backward(scaled, o, a, out);
 }
 
 const LossOps kHuberLoss{"huber_loss",
                          {"input", "target", nullptr, nullptr},
                          [](const Operands& o, const Attrs& a, const at::Tensor& out) {
                              smooth_l1_forward(o, a, out);
-                             out.mul_(a.real);
+                             at::Tensor result = out;
+                             scale(result, a.real);
                          },
                          {huber_backward, swapped<huber_backward>, nullptr, nullptr},
                          OutDtype::promoted,

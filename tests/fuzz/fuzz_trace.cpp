@@ -182,7 +182,10 @@ void fuzz_writer(Input& in) {
     while (!in.done() && added.size() < 64) {
         const int kind = in.byte() % 4;
         const int track = in.raw<int16_t>();
-        Added event{in.text(), in.raw<double>(), in.raw<double>(), false, 0, 0};
+        Added event{};  // read field by field: the input's order
+        event.name = in.text();
+        event.begin_us = in.raw<double>();
+        event.end_us = in.raw<double>();
         std::string args;
         if (kind < 2) {
             event.bytes_moved = in.raw<int64_t>();

@@ -1,6 +1,8 @@
 // libFuzzer target: the training example's CSV reader (dataset.h's load_csv).
 //
-// The input: byte 0 picks the format (% 3: auto, sklearn, plain); the rest is the file.
+// The input: byte 0 picks the format (% 3: auto, sklearn, plain); the rest is the file, where
+// a byte 0xfe followed by a byte c stands for 5000 c's (never UTF-8 itself), so that short
+// inputs reach fields and lines longer than a message line may be.
 //
 // The contract checked: a file is either read (at least one row, finite features, labels 0
 // or 1, as many labels as rows) or refused with a std::runtime_error whose message is one
@@ -72,10 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     static const char* const kFormats[] = {"auto", "sklearn", "plain"};
     const fs::path path = scratch() / "data.csv";
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+    std::string file;
+    for (size_t at = 1; at < size; ++at) {
+        if (data[at] == 0xfe && at + 1 < size)
+            file.append(5000, static_cast<char>(data[++at]));
+        else
+            file += static_cast<char>(data[at]);
     }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << file;
     try {
         check_dataset(train::load_csv(path, kFormats[data[0] % 3]));
     } catch (const std::runtime_error& error) {

@@ -20,7 +20,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libtbb-dev libhwy-dev libbenchmark-dev libcli11-dev libeigen3-dev
-  valgrind
+  valgrind nlohmann-json3-dev
   openmpi-bin libopenmpi-dev
   pybind11-dev python3-dev python3-torch libtorch-dev python3-pytest python3-yaml
 )

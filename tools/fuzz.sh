@@ -19,9 +19,9 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -eq 0 ];
   exit 2
 fi
 BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
-TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint fuzz_safe_file fuzz_plugin_table fuzz_cli)
+TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint fuzz_safe_file fuzz_plugin_table fuzz_cli fuzz_trace fuzz_csv)
 PACKAGES=(
-  clang-14 libclang-rt-14-dev cmake ninja-build pkg-config
+  clang-14 libclang-rt-14-dev cmake ninja-build pkg-config nlohmann-json3-dev
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev libcli11-dev
 )
 

@@ -28,6 +28,7 @@
 #include "elementwise_tiling.h"
 #include "log_line.h"
 #include "soc_profile.h"
+#include "trace_statistics.h"
 
 namespace nnplug::emu {
 namespace {
@@ -570,27 +571,6 @@ nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uin
 
 void op_release(void*, void* plan) {
     delete static_cast<PlanHandle*>(plan);
-}
-
-std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved, double device_us) {
-    char text[256];
-    std::snprintf(text, sizeof text,
-                  "{\"blockDim\":%d,\"tilesPerCore\":%" PRId64 ",\"tileElements\":%" PRId64
-                  ",\"ubBytes\":%" PRId64 ",\"workspaceBytes\":%" PRIu64 ",\"bytesMoved\":%" PRId64
-                  ",\"estimatedDeviceUs\":",
-                  tiling.block_dim, tiling.tiles_per_core, tiling.tile_elements, tiling.ub_bytes,
-                  tiling.workspace_bytes, bytes_moved);
-    return text + json_number(device_us) + "}";
-}
-
-std::string class_statistics_json(const ClassTiling& tiling, int64_t bytes_moved) {
-    char text[256];
-    std::snprintf(text, sizeof text,
-                  "{\"blockDim\":%d,\"rowsPerCore\":%" PRId64 ",\"tileElements\":%" PRId64
-                  ",\"tilesPerRow\":%" PRId64 ",\"ubBytes\":%" PRId64 ",\"bytesMoved\":%" PRId64 "}",
-                  tiling.block_dim, tiling.rows_per_core, tiling.tile_elements, tiling.tiles_per_row,
-                  tiling.ub_bytes, bytes_moved);
-    return text;
 }
 
 // An op with a class axis, on the stream worker: the class kernel through the Unified

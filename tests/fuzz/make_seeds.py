@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_ops, fuzz_checkpoint and fuzz_safe_file (tests/fuzz/corpus/), in the input
-formats their sources describe. The seeds are committed; run this only after changing a format:
+"""Writes the seed corpora of fuzz_ops, fuzz_checkpoint, fuzz_safe_file, fuzz_trace and fuzz_csv
+(tests/fuzz/corpus/), in the input formats their sources describe. The seeds are committed; run this
+only after changing a format:
     python3 tests/fuzz/make_seeds.py
 fuzz_runtime_config's seeds are plain YAML files, written by hand."""
 import math
@@ -165,6 +166,66 @@ def safe_file_seeds():
     yield "empty_file", safe_file_seed("link_out", b"checkpoint.bin", b"")
 
 
+# --- fuzz_trace ------------------------------------------------------------------------------
+
+STREAM_EVENT, CORE_EVENT, STATISTICS, CLASS_STATISTICS = range(4)
+NUMERIC_OPTIONS = ["devices", "vector_cores", "ub_kib", "memory_mib", "bandwidth_gbps", "host_threads",
+                   "tile_elements"]
+OTHER_OPTIONS = ["soc", "check_inputs", "log_level", "unknown"]
+
+
+def trace_event(kind, track, name, begin, end, numbers):
+    """One event of the writer part; see fuzz_writer in fuzz_trace.cpp."""
+    head = bytes([kind]) + struct.pack("<h", track) + bytes([len(name)]) + name + struct.pack("<dd", begin, end)
+    if kind < STATISTICS:
+        return head + struct.pack("<q", numbers[0])
+    if kind == STATISTICS:  # bytes moved, block_dim, tiles per core, tile elements, UB, workspace, device us
+        return head + struct.pack("<qiqqqQd", *numbers)
+    return head + struct.pack("<qiqqqq", *numbers)
+
+
+def trace_option(key, value):
+    """One option of the plugin part: a number (int or float) or bytes."""
+    if key in OTHER_OPTIONS:
+        return bytes([len(NUMERIC_OPTIONS) + OTHER_OPTIONS.index(key), len(value)]) + value
+    index = NUMERIC_OPTIONS.index(key)
+    if isinstance(value, int):
+        return bytes([index, 1]) + struct.pack("<i", value)
+    if isinstance(value, float):
+        return bytes([index, 3]) + struct.pack("<d", value)
+    return bytes([index, 0, len(value)]) + value
+
+
+def trace_seeds():
+    yield "writer_kernel_and_cores", (bytes([0, 10]) + b"Ascend910B" + trace_event(
+        STATISTICS, 1, b"aclnnMseLoss", 1e6, 1e6 + 25.5, [4096, 8, 2, 1024, 98304, 0, 0.05]) + trace_event(
+        CORE_EVENT, 0, b"mse_loss", 1e6 + 1, 1e6 + 20, [2]) + trace_event(
+        CLASS_STATISTICS, 2, b"aclnnCrossEntropyLoss", 2e6, 2e6 + 3, [640, 4, 16, 64, 1, 4096]))
+    yield "writer_odd_names_and_times", (bytes([0, 4]) + b"a\"\x00\xff" + trace_event(
+        STREAM_EVENT, -1, b"\x1b[31m\xc3\xa9\n", math.inf, -math.inf, [-1]) + trace_event(
+        STATISTICS, 7, b"", math.nan, 1e300, [2**62, -1, -2, 3, 4, 2**64 - 1, 1e300]))
+    yield "plugin_defaults", bytes([1, 0])
+    yield "plugin_options_in_range", bytes([1, 4]) + trace_option("soc", b"Ascend910") + trace_option(
+        "bandwidth_gbps", 1.6e3) + trace_option("vector_cores", 8) + trace_option("check_inputs", b"true")
+    yield "plugin_bandwidth_too_small", bytes([1, 1]) + trace_option("bandwidth_gbps", 1e-300)
+    yield "plugin_threads_too_many", bytes([1, 2]) + trace_option("host_threads", 70000) + trace_option(
+        "tile_elements", b"12abc")
+
+
+# --- fuzz_csv --------------------------------------------------------------------------------
+
+AUTO, SKLEARN, PLAIN = range(3)
+
+
+def csv_seeds():
+    yield "sklearn_header", bytes([AUTO]) + b"3,2,benign,malignant\n1.5,2.5,0\n-1,0.25,1\n3e2,4,0\n"
+    yield "plain_with_names", bytes([PLAIN]) + b"radius,texture,label\n1,2,0\n3,4,1\n"
+    yield "nul_in_label", bytes([AUTO]) + b"1,2,0\n3,4,1\x00\n"
+    yield "utf16", bytes([AUTO]) + "a,b,label\n1,2,0\n".encode("utf-16")
+    yield "long_field", bytes([PLAIN]) + b"1,2,0\n\xfe9x,2,1\n"  # 0xfe 9: 5000 nines
+    yield "control_bytes", bytes([SKLEARN]) + b"2,1,a,b\n\x1b[2J,0\n1,\x07\n"
+
+
 def write(folder, seeds):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -177,3 +238,5 @@ if __name__ == "__main__":
     write("fuzz_ops", ops_seeds())
     write("fuzz_checkpoint", checkpoint_seeds())
     write("fuzz_safe_file", safe_file_seeds())
+    write("fuzz_trace", trace_seeds())
+    write("fuzz_csv", csv_seeds())

@@ -35,11 +35,21 @@ _BCE, _BCE_WITH_LOGITS, _MSE, _L1, _SMOOTH_L1, _HUBER, _SOFT_MARGIN, _KL_DIV, _N
 
 
 def _not_tensors(loss, names, values):
-    """The TypeError for an operand that is not a tensor (the operator would say RuntimeError)."""
-    for name, value in zip(names, values):
-        if value is not None and not isinstance(value, torch.Tensor):
+    """The TypeError for an operand that is not a tensor (the operator would say RuntimeError);
+    input and target (the first two) are required."""
+    for i, (name, value) in enumerate(zip(names, values)):
+        if (i < 2 or value is not None) and not isinstance(value, torch.Tensor):
             return TypeError(f"nnplug.torch.{loss}: {name} must be a torch.Tensor, not {type(value).__name__}")
-    return None
+    return TypeError(f"nnplug.torch.{loss}: operands must be torch.Tensors")
+
+
+def _refusal(loss, names, values, error):
+    """The operator's RuntimeError as the error a tensor's kind deserves: TypeError for named
+    dims, which torch's operators refuse before any kernel runs."""
+    for name, value in zip(names, values):
+        if isinstance(value, torch.Tensor) and value.has_names():
+            return TypeError(f"nnplug.torch.{loss}: {name} has named dims; drop them first (rename(None))")
+    return error
 
 
 def _checked_reduction(loss, reduction, words=_REDUCTIONS):
@@ -52,13 +62,19 @@ def _checked_reduction(loss, reduction, words=_REDUCTIONS):
 # Each function checks its operands are tensors inline (a helper call would cost more than
 # the check), then calls its operator.
 _T = torch.Tensor
+_PAIR = ("input", "target")
+_WEIGHTED = ("input", "target", "weight")
+_WEIGHTED_TWICE = ("input", "target", "weight", "pos_weight")
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy on nnplug (aclnnBinaryCrossEntropy)."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
-        raise _not_tensors("binary_cross_entropy", ("input", "target", "weight"), (input, target, weight))
-    return _BCE(input, target, weight, reduction)
+        raise _not_tensors("binary_cross_entropy", _WEIGHTED, (input, target, weight))
+    try:
+        return _BCE(input, target, weight, reduction)
+    except RuntimeError as error:
+        raise _refusal("binary_cross_entropy", _WEIGHTED, (input, target, weight), error) from None
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
@@ -66,69 +82,96 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     (aclnnBinaryCrossEntropyWithLogits)."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))
             and (pos_weight is None or isinstance(pos_weight, _T))):
-        raise _not_tensors("binary_cross_entropy_with_logits", ("input", "target", "weight", "pos_weight"),
-                           (input, target, weight, pos_weight))
-    return _BCE_WITH_LOGITS(input, target, weight, pos_weight, reduction)
+        raise _not_tensors("binary_cross_entropy_with_logits", _WEIGHTED_TWICE, (input, target, weight, pos_weight))
+    try:
+        return _BCE_WITH_LOGITS(input, target, weight, pos_weight, reduction)
+    except RuntimeError as error:
+        raise _refusal("binary_cross_entropy_with_logits", _WEIGHTED_TWICE, (input, target, weight, pos_weight),
+                       error) from None
 
 
 def mse_loss(input, target, reduction="mean"):
     """torch.nn.functional.mse_loss on nnplug (aclnnMseLoss): input and target broadcast to
     each other, as in torch, and the mean divides by the broadcast count."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("mse_loss", ("input", "target"), (input, target))
-    return _MSE(input, target, reduction)
+        raise _not_tensors("mse_loss", _PAIR, (input, target))
+    try:
+        return _MSE(input, target, reduction)
+    except RuntimeError as error:
+        raise _refusal("mse_loss", _PAIR, (input, target), error) from None
 
 
 def l1_loss(input, target, reduction="mean"):
     """torch.nn.functional.l1_loss on nnplug (aclnnL1Loss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("l1_loss", ("input", "target"), (input, target))
-    return _L1(input, target, reduction)
+        raise _not_tensors("l1_loss", _PAIR, (input, target))
+    try:
+        return _L1(input, target, reduction)
+    except RuntimeError as error:
+        raise _refusal("l1_loss", _PAIR, (input, target), error) from None
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """torch.nn.functional.smooth_l1_loss on nnplug (aclnnSmoothL1Loss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("smooth_l1_loss", ("input", "target"), (input, target))
-    return _SMOOTH_L1(input, target, reduction, beta)
+        raise _not_tensors("smooth_l1_loss", _PAIR, (input, target))
+    try:
+        return _SMOOTH_L1(input, target, reduction, beta)
+    except RuntimeError as error:
+        raise _refusal("smooth_l1_loss", _PAIR, (input, target), error) from None
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """torch.nn.functional.huber_loss on nnplug: delta · aclnnSmoothL1Loss with beta = delta."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("huber_loss", ("input", "target"), (input, target))
-    return _HUBER(input, target, reduction, delta)
+        raise _not_tensors("huber_loss", _PAIR, (input, target))
+    try:
+        return _HUBER(input, target, reduction, delta)
+    except RuntimeError as error:
+        raise _refusal("huber_loss", _PAIR, (input, target), error) from None
 
 
 def soft_margin_loss(input, target, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on nnplug (aclnnSoftMarginLoss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("soft_margin_loss", ("input", "target"), (input, target))
-    return _SOFT_MARGIN(input, target, reduction)
+        raise _not_tensors("soft_margin_loss", _PAIR, (input, target))
+    try:
+        return _SOFT_MARGIN(input, target, reduction)
+    except RuntimeError as error:
+        raise _refusal("soft_margin_loss", _PAIR, (input, target), error) from None
 
 
 def kl_div(input, target, reduction="mean", log_target=False):
     """torch.nn.functional.kl_div on nnplug (aclnnKlDiv; "batchmean" divides the sum by
     input.size(0)); differentiable w.r.t. target too (aclnnKlDivTargetBackward)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
-        raise _not_tensors("kl_div", ("input", "target"), (input, target))
-    return _KL_DIV(input, target, reduction, log_target)
+        raise _not_tensors("kl_div", _PAIR, (input, target))
+    try:
+        return _KL_DIV(input, target, reduction, log_target)
+    except RuntimeError as error:
+        raise _refusal("kl_div", _PAIR, (input, target), error) from None
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """torch.nn.functional.nll_loss on nnplug (aclnnNLLLoss; aclnnNLLLoss2d for inputs of
     more than two dims)."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
-        raise _not_tensors("nll_loss", ("input", "target", "weight"), (input, target, weight))
-    return _NLL(input, target, weight, reduction, ignore_index)
+        raise _not_tensors("nll_loss", _WEIGHTED, (input, target, weight))
+    try:
+        return _NLL(input, target, weight, reduction, ignore_index)
+    except RuntimeError as error:
+        raise _refusal("nll_loss", _WEIGHTED, (input, target, weight), error) from None
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch.nn.functional.cross_entropy on nnplug (aclnnCrossEntropyLoss) with class-index
     targets."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
-        raise _not_tensors("cross_entropy", ("input", "target", "weight"), (input, target, weight))
-    return _CROSS_ENTROPY(input, target, weight, reduction, ignore_index, label_smoothing)
+        raise _not_tensors("cross_entropy", _WEIGHTED, (input, target, weight))
+    try:
+        return _CROSS_ENTROPY(input, target, weight, reduction, ignore_index, label_smoothing)
+    except RuntimeError as error:
+        raise _refusal("cross_entropy", _WEIGHTED, (input, target, weight), error) from None
 
 
 class _Loss(torch.nn.Module):
@@ -147,6 +190,8 @@ class BCELoss(_Loss):
         self.register_buffer("weight", weight)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return binary_cross_entropy(input, target, self.weight, self.reduction)
         return _ops.binary_cross_entropy(input, target, self.weight, self.reduction)
 
 
@@ -159,6 +204,8 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
         return _ops.binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
 
 
@@ -169,6 +216,8 @@ class MSELoss(_Loss):
         super().__init__(reduction)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return mse_loss(input, target, self.reduction)
         return _ops.mse_loss(input, target, self.reduction)
 
 
@@ -179,6 +228,8 @@ class L1Loss(_Loss):
         super().__init__(reduction)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return l1_loss(input, target, self.reduction)
         return _ops.l1_loss(input, target, self.reduction)
 
 
@@ -190,6 +241,8 @@ class SmoothL1Loss(_Loss):
         self.beta = float(beta)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return smooth_l1_loss(input, target, self.reduction, self.beta)
         return _ops.smooth_l1_loss(input, target, self.reduction, self.beta)
 
 
@@ -201,6 +254,8 @@ class HuberLoss(_Loss):
         self.delta = float(delta)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return huber_loss(input, target, self.reduction, self.delta)
         return _ops.huber_loss(input, target, self.reduction, self.delta)
 
 
@@ -211,6 +266,8 @@ class SoftMarginLoss(_Loss):
         super().__init__(reduction)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return soft_margin_loss(input, target, self.reduction)
         return _ops.soft_margin_loss(input, target, self.reduction)
 
 
@@ -222,6 +279,8 @@ class KLDivLoss(_Loss):
         self.log_target = bool(log_target)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return kl_div(input, target, self.reduction, self.log_target)
         return _ops.kl_div(input, target, self.reduction, self.log_target)
 
 
@@ -234,6 +293,8 @@ class NLLLoss(_Loss):
         self.ignore_index = int(ignore_index)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
         return _ops.nll_loss(input, target, self.weight, self.reduction, self.ignore_index)
 
 
@@ -247,5 +308,7 @@ class CrossEntropyLoss(_Loss):
         self.label_smoothing = float(label_smoothing)
 
     def forward(self, input, target):
+        if not torch.jit.is_scripting():  # the function's checks; a script calls the operator
+            return cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
         return _ops.cross_entropy(input, target, self.weight, self.reduction, self.ignore_index,
                                   self.label_smoothing)

@@ -71,6 +71,20 @@ std::string dtype_list(std::initializer_list<at::ScalarType> dtypes) {
     return words;
 }
 
+// The ops read a view by address: it must lie in memory its storage holds (a storage resized
+// under a view leaves the view reaching past it) and have memory at all (a tensor subclass
+// that keeps its values elsewhere has none).
+void check_within_storage(const at::Tensor& tensor, const char* op, const char* name) {
+    if (tensor.numel() == 0) return;
+    TORCH_CHECK_TYPE(tensor.has_storage() && tensor.data_ptr() != nullptr, "nnplug.torch.", op, ": ", name,
+                     " has no memory of its own (a tensor subclass or a tensor without storage); pass a plain tensor");
+    int64_t last = tensor.storage_offset();
+    for (int64_t d = 0; d < tensor.dim(); ++d) last += (tensor.size(d) - 1) * tensor.stride(d);
+    const int64_t held = static_cast<int64_t>(tensor.storage().nbytes()) / static_cast<int64_t>(tensor.itemsize());
+    TORCH_CHECK_VALUE(last < held, "nnplug.torch.", op, ": ", name, " reaches element ", last,
+                      " of a storage of ", held, " (resized under the view)");
+}
+
 }  // namespace
 
 [[noreturn]] void raise_nnplug_error(const python::AclFailure& failure) {
@@ -87,14 +101,18 @@ void bind_runtime_state() {
 }
 
 at::Tensor resolved(const at::Tensor& tensor) {
-    if (!tensor.defined() || !(tensor.is_neg() || tensor.is_conj())) return tensor;
+    if (!tensor.defined()) return tensor;
+    // torch's zeros without memory (an autograd gradient may be one): its values, made
+    if (tensor._is_zerotensor()) return at::zeros(tensor.sizes(), tensor.options().dtype(tensor.scalar_type()));
+    if (!(tensor.is_neg() || tensor.is_conj())) return tensor;
     return tensor.resolve_conj().resolve_neg();
 }
 
 void check_operand(const at::Tensor& tensor, const char* op, const char* name,
                    std::initializer_list<at::ScalarType> dtypes) {
-    TORCH_CHECK_TYPE(tensor.device().is_cpu() && tensor.layout() == at::kStrided, "nnplug.torch.", op, ": ", name,
-                     " is a ", tensor.device().type(), " ", python_name(tensor.layout()),
+    TORCH_CHECK_TYPE(!tensor.is_nested() && tensor.device().is_cpu() && tensor.layout() == at::kStrided,
+                     "nnplug.torch.", op, ": ", name, " is a ", tensor.device().type(), " ",
+                     tensor.is_nested() ? std::string("nested") : python_name(tensor.layout()),
                      " tensor; nnplug takes strided CPU tensors");
     bool allowed = false;
     for (const at::ScalarType type : dtypes) allowed = allowed || tensor.scalar_type() == type;
@@ -102,6 +120,7 @@ void check_operand(const at::Tensor& tensor, const char* op, const char* name,
                      "; nnplug takes ", dtype_list(dtypes));
     TORCH_CHECK_TYPE(!tensor.is_neg() && !tensor.is_conj(), "nnplug.torch.", op, ": ", name,
                      " has torch's negative or conjugate bit set; resolve it first (resolve_neg(), resolve_conj())");
+    check_within_storage(tensor, op, name);
 }
 
 AclCall::AclCall() {

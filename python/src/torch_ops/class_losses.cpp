@@ -158,7 +158,7 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
         if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
         at::Tensor total_weight;
         const ClassCall call = restore(ctx, total_weight);
-        at::Tensor grad = in_dtype(grad_outputs[0], call.input.scalar_type());
+        at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
         at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
         nll_backward(call, grad, total_weight, out);
@@ -266,7 +266,7 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
         if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
         at::Tensor log_prob;
         const ClassCall call = restore(ctx, log_prob);
-        at::Tensor grad = in_dtype(grad_outputs[0], call.input.scalar_type());
+        at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape({call.input.size(0)});
         at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
         cross_entropy_backward(call, grad, log_prob, out);

@@ -94,7 +94,7 @@ struct LossFunction : torch::autograd::Function<LossFunction> {
                         ops->operands[i], "' is not implemented");
             if (!inputs[0].defined()) inputs = gradient_operands(*ops, operands);
             at::Tensor out = at::empty(loss_shape(*ops, operands), at::TensorOptions(dtype_of(ops->grad_dtype, operands, i)));
-            ops->gradients[i](grad_outputs[0], inputs, attrs, out);
+            ops->gradients[i](resolved(grad_outputs[0]), inputs, attrs, out);
             grads[2 + i] = as_operand(out, operands[i]);
         }
         return grads;

@@ -909,7 +909,7 @@ TEST_F(TrainJobs, ResumeEndsWithTheMetricsOfAnUninterruptedRun) {
         std::filesystem::remove_all(output);
         ASSERT_EQ(run(output, interrupted, -1, config).exit_code, 130);
         auto resumed = settings;
-        resumed.push_back("--resume");
+        resumed.emplace_back("--resume");
         const RunResult rest = run(output, resumed, -1, config);
         ASSERT_EQ(rest.exit_code, 0) << rest.output;
         EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"))

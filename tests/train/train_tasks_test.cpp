@@ -240,7 +240,7 @@ TEST(TrainTaskStep, ASgdStepMovesByTheGradientOfTheBatchsMeanLoss) {
             continue;
         }
         for (const HostLoss& loss : {HostLoss{"cross_entropy"}, HostLoss{"nll"}, HostLoss{"mse"},
-                                    HostLoss{"l1"}, HostLoss{"smooth_l1", 0.5}, HostLoss{"huber", 0.7}}) {
+                                     HostLoss{"l1"}, HostLoss{"smooth_l1", 0.5}, HostLoss{"huber", 0.7}}) {
             SCOPED_TRACE(backend + ", " + loss.name);
             const bool classes = loss.name == "cross_entropy" || loss.name == "nll";
             TrainSettings settings;

@@ -76,7 +76,7 @@ public:
     // only) becomes a one-element posWeight tensor of shape [1], broadcast to every sample.
     explicit DeviceBceLoss(int64_t capacity, LossKind kind = LossKind::kBce,
                            std::optional<float> pos_weight = std::nullopt);
-    ~DeviceBceLoss();
+    ~DeviceBceLoss() override;
     DeviceBceLoss(const DeviceBceLoss&) = delete;
     DeviceBceLoss& operator=(const DeviceBceLoss&) = delete;
 

@@ -1,7 +1,10 @@
-// nnplug_train: trains a binary classifier with the loss and its gradient computed on the
-// backend the config names: aclnnBinaryCrossEntropyWithLogits / ...WithLogitsBackward on the
-// model's logits (loss: bce_with_logits), or aclnnBinaryCrossEntropy / ...Backward on its
-// sigmoid outputs (loss: bce).
+// nnplug_train: trains a binary classifier, a classifier of C classes or a regression (the
+// config's `task`) with the loss and its gradient computed on the backend the config names:
+// aclnnBinaryCrossEntropyWithLogits / ...WithLogitsBackward on the model's logits (loss:
+// bce_with_logits) or aclnnBinaryCrossEntropy / ...Backward on its sigmoid outputs (bce);
+// aclnnCrossEntropyLoss / ...Grad (cross_entropy) or aclnnNLLLoss / ...Backward (nll);
+// aclnnMseLoss, aclnnL1Loss or aclnnSmoothL1Loss and their backwards (mse, l1, smooth_l1,
+// huber).
 #include <fmt/format.h>
 #include <nnplug/escaped_text.h>
 #include <unistd.h>
@@ -206,8 +209,8 @@ int train_as_configured(const CommandLine& line, train::Communicator& communicat
 namespace {
 int run_main(int argc, char** argv) {
     CLI::App app{
-        "Trains a binary classifier; the BCE loss (on logits by default) and its gradient run on the "
-        "nnplug backend the config selects.",
+        "Trains a binary or multi-class classifier or a regression (the config's task); the loss and its "
+        "gradient run on the nnplug backend the config selects.",
         "nnplug_train"};
     CommandLine line;
     line.config_path = (share_folder() / "configs" / "train_cpu.yaml").string();

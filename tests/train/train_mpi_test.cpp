@@ -26,23 +26,24 @@ using Clock = std::chrono::steady_clock;
 
 // nnplug_train alone (ranks 0) or under mpirun -np ranks, as root if need be.
 std::vector<std::string> command(int ranks, const std::filesystem::path& output,
-                                 const std::vector<std::string>& extra) {
+                                 const std::vector<std::string>& extra,
+                                 const std::string& config = NNPLUG_TRAIN_CONFIG) {
     std::vector<std::string> arguments;
     if (ranks > 0)
         arguments = {NNPLUG_MPIEXEC, "--oversubscribe",    "--bind-to", "none", "--allow-run-as-root",
                      "-np",          std::to_string(ranks)};
     arguments.insert(arguments.end(),
-                     {NNPLUG_TRAIN_PROGRAM, "--config", NNPLUG_TRAIN_CONFIG, "--output", output.string()});
+                     {NNPLUG_TRAIN_PROGRAM, "--config", config, "--output", output.string()});
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     return arguments;
 }
 
 RunResult run(int ranks, const std::filesystem::path& output, const std::vector<std::string>& extra,
-              double seconds = 60) {
+              double seconds = 60, const std::string& config = NNPLUG_TRAIN_CONFIG) {
     std::filesystem::create_directories(output.parent_path());
     const auto log = output.string() + ".log";
     RunResult result;
-    const pid_t pid = start(command(ranks, output, extra), log);
+    const pid_t pid = start(command(ranks, output, extra, config), log);
     if (pid > 0) result.exit_code = wait_for(pid, seconds);
     result.output = read_text(log);
     return result;
@@ -101,15 +102,16 @@ const std::vector<std::string> kMlp = {"--synthetic", "3000,6",
                                        "--set",       "optimizer.weight_decay=0.001"};
 
 void expect_the_same_bytes_for_any_ranks(const std::filesystem::path& folder,
-                                         const std::vector<std::string>& settings) {
-    const RunResult alone = run(0, folder / "alone", settings);
+                                         const std::vector<std::string>& settings,
+                                         const std::string& config = NNPLUG_TRAIN_CONFIG) {
+    const RunResult alone = run(0, folder / "alone", settings, 60, config);
     ASSERT_EQ(alone.exit_code, 0) << alone.output;
     const std::string csv = read_text(folder / "alone" / "metrics.csv");
     const std::string checkpoint = read_text(folder / "alone" / "checkpoint.bin");
     ASSERT_EQ(metric_rows(folder / "alone"), 3u) << csv;
     for (const int ranks : {1, 2, 3}) {
         const auto output = folder / ("np" + std::to_string(ranks));
-        const RunResult result = run(ranks, output, settings);
+        const RunResult result = run(ranks, output, settings, 60, config);
         ASSERT_EQ(result.exit_code, 0) << result.output;
         EXPECT_EQ(read_text(output / "metrics.csv"), csv) << ranks << " ranks";
         // The whole state: parameters, optimizer moments, metrics.
@@ -134,6 +136,19 @@ TEST_F(TrainMpi, LogisticMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
 
 TEST_F(TrainMpi, MlpMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
     expect_the_same_bytes_for_any_ranks(folder.path(), kMlp);
+}
+
+// The multi-class job (8 shards a batch: 3, 3 and 2 on three ranks), its loss through the
+// log-softmax (nll), and the regression job with huber (3 shards a batch).
+TEST_F(TrainMpi, DigitsAndDiabetesMetricsAreTheSameBytesAloneAndWithOneTwoThreeRanks) {
+    expect_the_same_bytes_for_any_ranks(
+        folder.path() / "digits",
+        {"--set", "train.batch_size=512", "--set", "train.epochs=3", "--set", "loss=nll"},
+        NNPLUG_DIGITS_CONFIG);
+    expect_the_same_bytes_for_any_ranks(folder.path() / "diabetes",
+                                        {"--set", "train.batch_size=160", "--set", "train.epochs=3", "--set",
+                                         "loss=huber", "--set", "loss_beta=0.5"},
+                                        NNPLUG_DIABETES_CONFIG);
 }
 
 // A batch of 32768: 256 shards of 128 rows, which a rank runs in groups of at most 128

@@ -658,3 +658,263 @@ TEST_F(TrainRun, CpuAndAtlasEmulatorAgreeWithin1e5) {
 }
 
 }  // namespace
+
+namespace {
+
+// The multi-class and regression jobs: their shipped configs, reproducibility and refusals.
+class TrainJobs : public TrainRun {
+protected:
+    static std::string text_after(const std::string& text, const std::string& mark) {
+        const size_t at = text.find(mark);
+        return at == std::string::npos ? "" : text.substr(at + mark.size());
+    }
+    // Rows of the shipped digits file per class: the test split holds a fifth of each.
+    static std::vector<int64_t> digit_counts() {
+        std::vector<int64_t> counts(10, 0);
+        std::istringstream in(read_text(std::filesystem::path(NNPLUG_TRAIN_DATA_DIR) / "digits.csv"));
+        for (std::string line; std::getline(in, line);)
+            ++counts[std::stoul(line.substr(line.rfind(',') + 1))];
+        return counts;
+    }
+};
+
+// The shipped config's softmax regression: at least 96% on cpu_tbb, the summary's line and
+// matrix agreeing with summary.json, the matrix's rows being the actual classes (each sums to
+// a fifth of its class's rows, which the predictions' columns do not), and its plots.
+TEST_F(TrainJobs, DigitsReach96PercentWithTheActualClassesAsTheMatrixRows) {
+    const auto output = folder.path() / "digits";
+    const RunResult result = run(output, {}, -1, NNPLUG_DIGITS_CONFIG);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const std::string json = read_text(output / "summary.json");
+    const double accuracy = json_number(json, "test_accuracy");
+    EXPECT_GE(accuracy, 0.96) << result.output;
+    const int64_t correct = std::llround(json_number(json, "test_correct"));
+    EXPECT_NE(result.output.find(fmt::format("Test accuracy: {:.2f}% ({} of 359)", 100 * accuracy, correct)),
+              std::string::npos)
+        << result.output;
+    std::istringstream matrix(text_after(json, "\"rows_actual_columns_predicted\": [["));
+    const std::vector<int64_t> counts = digit_counts();
+    int64_t diagonal = 0, columns_differ = 0;
+    std::vector<int64_t> column_sums(10, 0);
+    for (int64_t actual = 0; actual < 10; ++actual) {
+        int64_t row_sum = 0;
+        for (int64_t predicted = 0; predicted < 10; ++predicted) {
+            int64_t count = 0;
+            char separator = 0;
+            matrix >> count >> separator;
+            if (separator == ']') matrix >> separator >> separator;  // "], ["
+            row_sum += count;
+            column_sums[static_cast<size_t>(predicted)] += count;
+            if (actual == predicted) diagonal += count;
+        }
+        EXPECT_EQ(row_sum, std::llround(0.2 * static_cast<double>(counts[static_cast<size_t>(actual)])))
+            << "digit " << actual;
+    }
+    for (int64_t c = 0; c < 10; ++c)
+        columns_differ +=
+            column_sums[static_cast<size_t>(c)] != std::llround(0.2 * static_cast<double>(counts[c]));
+    EXPECT_GT(columns_differ, 0) << "a test of the rows' orientation needs a misclassified row";
+    EXPECT_EQ(diagonal, correct);
+    // The printed matrix: a header of the ten digits, a line per actual digit.
+    EXPECT_NE(
+        result.output.find("Confusion matrix (rows: actual, columns: predicted)\n           0    1    2"),
+        std::string::npos)
+        << result.output;
+    EXPECT_EQ(read_text(output / "metrics.csv")
+                  .rfind("epoch,train_loss,train_accuracy,test_loss,test_accuracy\n", 0),
+              0u);
+    EXPECT_EQ(metrics(output).size(), 30u);
+    const std::string svg = read_text(output / "confusion_matrix.svg");
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find(fmt::format("{} of 359 correct", correct)), std::string::npos);
+    EXPECT_NE(read_text(output / "training_curves.svg").find("loss (cross_entropy)"), std::string::npos);
+}
+
+// metrics.csv is the same bytes for 1 and 3 host threads (and 1 and 2 backend threads) on
+// both backends, for batches of several shards: cross_entropy, nll and an MLP on the digits,
+// huber on the diabetes data.
+TEST_F(TrainJobs, MetricsAreTheSameBytesForAnyThreadCountOnEachBackend) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+        {NNPLUG_DIGITS_CONFIG, {"--set", "train.batch_size=256", "--set", "train.epochs=4"}},
+        {NNPLUG_DIGITS_CONFIG,
+         {"--set", "train.batch_size=256", "--set", "train.epochs=4", "--set", "loss=nll", "--set",
+          "model.kind=mlp", "--set", "model.hidden=[16]"}},
+        {NNPLUG_DIABETES_CONFIG,
+         {"--set", "train.batch_size=128", "--set", "train.epochs=4", "--set", "loss=huber", "--set",
+          "loss_beta=0.5"}}};
+    for (const std::string backend : {"cpu_tbb", "atlas_emu"}) {
+        std::string reason;
+        if (backend != "cpu_tbb" && !backend_available(backend, reason)) {
+            std::printf("%s is not available: %s\n", backend.c_str(), reason.c_str());
+            continue;
+        }
+        for (const auto& [config, settings] : runs) {
+            auto one = settings, three = settings;
+            one.insert(one.end(),
+                       {"--backend", backend, "--set", "train.threads=1", "--set",
+                        "backends." + backend + (backend == "cpu_tbb" ? ".threads=1" : ".host_threads=1")});
+            three.insert(three.end(),
+                         {"--backend", backend, "--set", "train.threads=3", "--set",
+                          "backends." + backend + (backend == "cpu_tbb" ? ".threads=2" : ".host_threads=2")});
+            const RunResult a = run(folder.path() / "one", one, -1, config);
+            const RunResult b = run(folder.path() / "three", three, -1, config);
+            ASSERT_EQ(a.exit_code, 0) << a.output;
+            ASSERT_EQ(b.exit_code, 0) << b.output;
+            EXPECT_NE(a.output.find("Parallel: 1 process x 1 host thread;"), std::string::npos) << a.output;
+            EXPECT_EQ(metrics(folder.path() / "one").size(), 4u);
+            EXPECT_EQ(read_text(folder.path() / "one" / "metrics.csv"),
+                      read_text(folder.path() / "three" / "metrics.csv"))
+                << backend << " " << config << " " << settings.back();
+        }
+    }
+}
+
+TEST_F(TrainJobs, CpuAndAtlasEmulatorAgreeWithin1e5) {
+    std::string reason;
+    if (!backend_available("atlas_emu", reason)) GTEST_SKIP() << "atlas_emu is not available: " << reason;
+    const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+        {NNPLUG_DIGITS_CONFIG, {"--set", "train.epochs=10"}},
+        {NNPLUG_DIGITS_CONFIG, {"--set", "train.epochs=10", "--set", "loss=nll"}},
+        {NNPLUG_DIABETES_CONFIG, {"--set", "train.epochs=20"}},
+        {NNPLUG_DIABETES_CONFIG, {"--set", "train.epochs=20", "--set", "loss=smooth_l1"}}};
+    for (const auto& [config, settings] : runs) {
+        auto cpu = settings, emulated = settings;
+        cpu.insert(cpu.end(), {"--backend", "cpu_tbb"});
+        emulated.insert(emulated.end(), {"--backend", "atlas_emu"});
+        const RunResult a = run(folder.path() / "cpu", cpu, -1, config);
+        const RunResult b = run(folder.path() / "atlas", emulated, -1, config);
+        ASSERT_EQ(a.exit_code, 0) << a.output;
+        ASSERT_EQ(b.exit_code, 0) << b.output;
+        const auto x = metrics(folder.path() / "cpu");
+        const auto y = metrics(folder.path() / "atlas");
+        ASSERT_EQ(x.size(), y.size());
+        ASSERT_FALSE(x.empty());
+        double largest = 0;
+        for (size_t row = 0; row < x.size(); ++row)
+            for (size_t column = 1; column < x[row].size(); ++column) {
+                const double difference = std::abs(x[row][column] - y[row][column]);
+                EXPECT_LE(difference, 1e-5 * std::abs(x[row][column]))
+                    << "epoch " << row + 1 << " column " << column;
+                if (x[row][column] != 0) largest = std::max(largest, difference / std::abs(x[row][column]));
+            }
+        std::printf("%s %s: largest relative difference, cpu_tbb vs atlas_emu: %.2g\n",
+                    std::filesystem::path(config).stem().c_str(), settings.back().c_str(), largest);
+    }
+}
+
+// Each regression loss on the shipped config (linear regression, 200 epochs): test RMSE and
+// MAE in the target's units below bounds a linear model reaches on this split (least squares:
+// RMSE 57.96), printed as in summary.json. RMSE is tied to the loss itself: with mse,
+// RMSE^2 is the test loss times the target's scale^2, and with l1, MAE is the test loss times
+// the scale.
+TEST_F(TrainJobs, DiabetesWithEachLossStaysBelowItsErrorBounds) {
+    for (const std::string loss : {"mse", "l1", "smooth_l1", "huber"}) {
+        const auto output = folder.path() / loss;
+        const RunResult result = run(output, {"--set", "loss=" + loss}, -1, NNPLUG_DIABETES_CONFIG);
+        ASSERT_EQ(result.exit_code, 0) << result.output;
+        const std::string json = read_text(output / "summary.json");
+        const double rmse = json_number(json, "test_rmse"), mae = json_number(json, "test_mae");
+        std::printf("diabetes, %s: test RMSE %.3f, MAE %.3f\n", loss.c_str(), rmse, mae);
+        EXPECT_LT(rmse, 61.0) << loss;
+        EXPECT_LT(mae, 52.0) << loss;
+        EXPECT_GT(rmse, mae) << loss;  // 88 errors of different sizes
+        EXPECT_NE(result.output.find(
+                      fmt::format("Test RMSE: {:.3f}, MAE: {:.3f} (target units, 88 test rows)", rmse, mae)),
+                  std::string::npos)
+            << result.output;
+        const double scale = std::stod(text_after(result.output, "mean 151.3 and scale "));
+        const double test_loss = json_number(json, "test_loss");
+        if (loss == "mse") {
+            EXPECT_NEAR(rmse, std::sqrt(test_loss) * scale, 1e-3 * rmse);
+        }
+        if (loss == "l1") {
+            EXPECT_NEAR(mae, test_loss * scale, 1e-3 * mae);
+        }
+        const std::string svg = read_text(output / "predicted_vs_true.svg");
+        size_t points = 0;
+        for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+            ++points;
+        EXPECT_EQ(points, 88u);
+        EXPECT_EQ(
+            read_text(output / "metrics.csv").rfind("epoch,train_loss,test_loss,test_rmse,test_mae\n", 0),
+            0u);
+    }
+}
+
+// huber(delta) is delta * smooth_l1(beta = delta): with plain SGD, a huber run follows the
+// smooth_l1 run of delta times its learning rate, its loss delta times as large.
+TEST_F(TrainJobs, HuberIsDeltaTimesSmoothL1) {
+    const std::vector<std::string> sgd = {"--set", "optimizer.kind=sgd", "--set", "optimizer.momentum=0",
+                                          "--set", "train.epochs=5",     "--set", "loss_beta=2"};
+    auto huber = sgd, smooth = sgd;
+    huber.insert(huber.end(), {"--set", "loss=huber", "--set", "optimizer.lr=0.005"});
+    smooth.insert(smooth.end(), {"--set", "loss=smooth_l1", "--set", "optimizer.lr=0.01"});
+    ASSERT_EQ(run(folder.path() / "huber", huber, -1, NNPLUG_DIABETES_CONFIG).exit_code, 0);
+    ASSERT_EQ(run(folder.path() / "smooth", smooth, -1, NNPLUG_DIABETES_CONFIG).exit_code, 0);
+    const auto a = metrics(folder.path() / "huber"), b = metrics(folder.path() / "smooth");
+    ASSERT_EQ(a.size(), 5u);
+    ASSERT_EQ(b.size(), 5u);
+    for (size_t row = 0; row < a.size(); ++row) {
+        EXPECT_NEAR(a[row][1], 2 * b[row][1], 1e-4 * a[row][1]) << "train loss, epoch " << row + 1;
+        EXPECT_NEAR(a[row][2], 2 * b[row][2], 1e-4 * a[row][2]) << "test loss, epoch " << row + 1;
+        EXPECT_NEAR(a[row][3], b[row][3], 1e-4 * a[row][3]) << "test RMSE, epoch " << row + 1;
+    }
+}
+
+// A loss word of another task, or none at all, stops the run before anything is written,
+// naming the task's losses.
+TEST_F(TrainJobs, ALossOfAnotherTaskOrAnUnknownOneIsRefusedNamingTheTasksLosses) {
+    const struct {
+        std::string config, loss, message;
+    } cases[] = {
+        {NNPLUG_DIGITS_CONFIG, "mse",
+         "key 'loss' has value 'mse', a loss of task regression, not of this run's task; expected one of "
+         "cross_entropy, nll (the losses of task multiclass)"},
+        {NNPLUG_DIABETES_CONFIG, "cross_entropy",
+         "key 'loss' has value 'cross_entropy', a loss of task multiclass, not of this run's task; expected "
+         "one "
+         "of mse, l1, smooth_l1, huber (the losses of task regression)"},
+        {NNPLUG_DIABETES_CONFIG, "rmse",
+         "key 'loss' has value 'rmse'; expected one of mse, l1, smooth_l1, huber (the losses of task "
+         "regression) (did you mean 'mse'?)"},
+        {NNPLUG_DIGITS_CONFIG, "bce",
+         "key 'loss' has value 'bce', a loss of task binary, not of this run's task"},
+        {NNPLUG_TRAIN_CONFIG, "huber",
+         "key 'loss' has value 'huber', a loss of task regression, not of this run's task; expected one of "
+         "bce_with_logits, bce"},
+    };
+    for (const auto& refused : cases) {
+        const auto output = folder.path() / ("refused_" + refused.loss);
+        const RunResult result = run(output, {"--set", "loss=" + refused.loss}, 20, refused.config);
+        EXPECT_EQ(result.exit_code, 1) << result.output;
+        EXPECT_NE(result.output.find("nnplug_train: --set loss=" + refused.loss + ": " + refused.message),
+                  std::string::npos)
+            << result.output;
+        EXPECT_FALSE(std::filesystem::exists(output)) << refused.loss;
+    }
+}
+
+// An interrupted regression (its RMSE, above 1, in the accuracy's place of the checkpoint)
+// and digits run resume to the metrics of uninterrupted runs.
+TEST_F(TrainJobs, ResumeEndsWithTheMetricsOfAnUninterruptedRun) {
+    for (const std::string config : {NNPLUG_DIABETES_CONFIG, NNPLUG_DIGITS_CONFIG}) {
+        const std::vector<std::string> settings = {"--set", "train.epochs=4", "--set",
+                                                   "train.batch_size=128"};
+        const RunResult whole = run(folder.path() / "whole", settings, -1, config);
+        ASSERT_EQ(whole.exit_code, 0) << whole.output;
+        auto interrupted = settings;
+        interrupted.insert(interrupted.end(),
+                           {"--interrupt-after-batches", "5"});  // inside epoch 2 (3 or 12 a epoch)
+        const auto output = folder.path() / "cut";
+        std::filesystem::remove_all(output);
+        ASSERT_EQ(run(output, interrupted, -1, config).exit_code, 130);
+        auto resumed = settings;
+        resumed.emplace_back("--resume");
+        const RunResult rest = run(output, resumed, -1, config);
+        ASSERT_EQ(rest.exit_code, 0) << rest.output;
+        EXPECT_EQ(read_text(output / "metrics.csv"), read_text(folder.path() / "whole" / "metrics.csv"))
+            << config;
+    }
+}
+
+}  // namespace

@@ -169,13 +169,13 @@ void check_metric(const std::string& file, size_t row, const char* name, double 
 void check_position(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
 void check_epoch_in_progress(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
 void check_optimizer(const std::string& file, const TrainingState& state, const ResumeBounds& bounds);
-void check_history(const std::string& file, const TrainingState& state);
+void check_history(const std::string& file, const TrainingState& state, Task task);
 
 void check_state(const std::string& file, const TrainingState& state, const ResumeBounds& bounds) {
     check_position(file, state, bounds);
     check_epoch_in_progress(file, state, bounds);
     check_optimizer(file, state, bounds);
-    check_history(file, state);
+    check_history(file, state, bounds.task);
 }
 
 // Where the run stopped: epochs and batches done, and the shuffle stream there.
@@ -261,8 +261,9 @@ void check_optimizer(const std::string& file, const TrainingState& state, const 
                  adam ? "Adam's mean of squared gradients" : "SGD (no second moment)", true);
 }
 
-// One row per epoch done, each a plausible measurement.
-void check_history(const std::string& file, const TrainingState& state) {
+// One row per epoch done, each a plausible measurement (a regression's RMSE and MAE in
+// test_accuracy and test_roc_auc: any finite number >= 0).
+void check_history(const std::string& file, const TrainingState& state, Task task) {
     if (state.history.size() != static_cast<uint64_t>(state.epochs_done))
         invalid(file, "history",
                 fmt::format("holds {} epochs; expected {} (epochs_done)", state.history.size(),
@@ -276,8 +277,9 @@ void check_history(const std::string& file, const TrainingState& state) {
         check_metric(file, i, "train_loss", row.train_loss, kLargestLoss);
         check_metric(file, i, "train_accuracy", row.train_accuracy, 1);
         check_metric(file, i, "test_loss", row.test_loss, kLargestLoss);
-        check_metric(file, i, "test_accuracy", row.test_accuracy, 1);
-        check_metric(file, i, "test_roc_auc", row.test_roc_auc, 1, true);
+        const bool regression = task == Task::kRegression;
+        check_metric(file, i, "test_accuracy", row.test_accuracy, regression ? kLargestLoss : 1);
+        check_metric(file, i, "test_roc_auc", row.test_roc_auc, regression ? kLargestLoss : 1, !regression);
     }
 }
 

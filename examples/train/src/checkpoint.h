@@ -8,8 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "task.h"
+
 namespace train {
 
+// One epoch's metrics. The fields keep the binary task's names (and checkpoints their
+// layout); a regression, which has no accuracy, keeps the test RMSE in test_accuracy and the
+// test MAE in test_roc_auc (both in the target's units; train_accuracy 0); a multi-class
+// run has no ROC AUC (0).
 struct EpochMetrics {
     int64_t epoch = 0;
     double train_loss = 0;
@@ -17,6 +23,9 @@ struct EpochMetrics {
     double test_loss = 0;
     double test_accuracy = 0;
     double test_roc_auc = 0;
+
+    double test_rmse() const { return test_accuracy; }
+    double test_mae() const { return test_roc_auc; }
 };
 
 // What a run is: a checkpoint resumes only a run with the same identity.
@@ -49,6 +58,7 @@ struct ResumeBounds {
     int64_t batch_size = 0;      // rows per batch, at most train_rows (the last batch may be short)
     size_t parameter_count = 0;  // the model's parameters, from its layer sizes
     std::string optimizer_kind;  // adam or sgd
+    Task task = Task::kBinary;   // what the history's metrics are
 
     int64_t batches_per_epoch() const { return (train_rows + batch_size - 1) / batch_size; }
 };

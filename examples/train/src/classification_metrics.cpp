@@ -54,4 +54,35 @@ double roc_auc(const float* scores, const float* labels, int64_t count) {
     return (positive_rank_sum - p * (p + 1) / 2) / (p * static_cast<double>(negatives));
 }
 
+void ClassConfusion::add(const int32_t* predicted, const float* labels, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+        ++counts[static_cast<size_t>(static_cast<int64_t>(labels[i]) * classes + predicted[i])];
+}
+
+int64_t ClassConfusion::total() const {
+    return std::accumulate(counts.begin(), counts.end(), int64_t{0});
+}
+
+int64_t ClassConfusion::correct() const {
+    int64_t sum = 0;
+    for (int64_t c = 0; c < classes; ++c) sum += at(c, c);
+    return sum;
+}
+
+double ClassConfusion::accuracy() const {
+    const int64_t all = total();
+    return all ? static_cast<double>(correct()) / static_cast<double>(all) : 0.0;
+}
+
+RegressionErrors regression_errors(const float* predicted, const float* actual, int64_t count) {
+    double squares = 0, absolutes = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        const double error = static_cast<double>(predicted[i]) - static_cast<double>(actual[i]);
+        squares += error * error;
+        absolutes += std::abs(error);
+    }
+    const double n = static_cast<double>(count);
+    return count ? RegressionErrors{std::sqrt(squares / n), absolutes / n} : RegressionErrors{};
+}
+
 }  // namespace train

@@ -112,12 +112,53 @@ void check_text(const std::string& file, int64_t number, const std::string& line
                                          line[at] == '\0' ? "a NUL" : "not UTF-8"));
 }
 
-bool looks_like_sklearn_header(const std::vector<std::string>& fields) {
-    return fields.size() == 4 && parse_count(fields[0]) && parse_count(fields[1]) &&
-           !parse_float(fields[2]) && !parse_float(fields[3]);
+// "rows,features,name0,name1": two names for a binary set, two or more for C classes.
+bool looks_like_sklearn_header(const std::vector<std::string>& fields, Task task = Task::kBinary) {
+    const bool names_fit = task == Task::kBinary ? fields.size() == 4
+                                                 : task == Task::kMulticlass && fields.size() >= 4 &&
+                                                       fields.size() - 2 <= static_cast<size_t>(kMostClasses);
+    if (!names_fit || !parse_count(fields[0]) || !parse_count(fields[1])) return false;
+    for (size_t i = 2; i < fields.size(); ++i)
+        if (parse_float(fields[i])) return false;
+    return true;
+}
+
+// A row's label for the task, or a message saying why it is not one.
+std::optional<float> parse_label(const std::string& text, Task task, int64_t classes, std::string& why) {
+    const auto value = parse_float(text);
+    if (task == Task::kBinary) {
+        why = "is not 0 or 1";
+        return value && (*value == 0.0f || *value == 1.0f) ? value : std::nullopt;
+    }
+    if (task == Task::kRegression) {
+        why = "is not a finite number";
+        return value;
+    }
+    why = fmt::format("is not a class index (a whole number from 0 to {})", classes - 1);
+    if (!value || *value < 0 || *value >= static_cast<float>(classes) || *value != std::floor(*value))
+        return std::nullopt;
+    return value;
+}
+
+// The classes of a multi-class set: the header's names, else the indices up to the largest
+// label; at least two.
+void name_classes(const std::string& file, const std::vector<std::string>& names, Dataset& data) {
+    data.class_names = names;
+    if (names.empty()) {
+        const int64_t largest = data.labels.size() ? static_cast<int64_t>(data.labels.maxCoeff()) : 0;
+        for (int64_t c = 0; c <= largest; ++c) data.class_names.push_back(std::to_string(c));
+    }
+    if (data.class_names.size() < 2)
+        throw std::runtime_error(
+            fmt::format("{}: every label is 0; a multiclass task needs at least two classes", file));
 }
 
 }  // namespace
+
+int64_t Dataset::classes() const {
+    if (task == Task::kRegression) return 0;
+    return task == Task::kBinary ? 2 : static_cast<int64_t>(class_names.size());
+}
 
 int64_t Dataset::positives() const {
     int64_t count = 0;
@@ -126,11 +167,17 @@ int64_t Dataset::positives() const {
 }
 
 Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
-    const std::string file = nnplug::escaped(path.string());
+    return load_csv(path, format, Task::kBinary);
+}
+
+namespace {
+
+// The file's non-empty lines, with their numbers; refuses what is not UTF-8 text.
+std::vector<std::pair<int64_t, std::string>> read_lines(const std::filesystem::path& path,
+                                                        const std::string& file) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(fmt::format("{}: cannot open the data file", file));
-
-    std::vector<std::pair<int64_t, std::string>> lines;  // (line number, text) of non-empty lines
+    std::vector<std::pair<int64_t, std::string>> lines;
     std::string text;
     for (int64_t number = 1; std::getline(in, text); ++number) {
         if (number == 1) {
@@ -143,42 +190,68 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
         if (!trim(text).empty()) lines.emplace_back(number, text);
     }
     if (lines.empty()) throw std::runtime_error(fmt::format("{}: the file holds no rows", file));
+    return lines;
+}
 
-    Dataset data;
+// What the first line says: whether it is a header, the rows it announces (-1: none), the
+// features and the class names it gives.
+struct CsvHeader {
     size_t first_row = 0;
     int64_t expected_rows = -1;
-    int64_t feature_count = -1;
-    const auto header = split_fields(lines[0].second);
-    const bool sklearn = format == "sklearn" || (format == "auto" && looks_like_sklearn_header(header));
-    if (sklearn) {
-        if (!looks_like_sklearn_header(header))
-            throw std::runtime_error(
-                fmt::format("{}:{}: expected a header 'rows,features,name0,name1', found '{}'", file,
-                            lines[0].first, nnplug::brief(trim(lines[0].second))));
-        expected_rows = *parse_count(header[0]);
-        feature_count = *parse_count(header[1]);
-        data.label_names = {header[2], header[3]};
-        first_row = 1;
-    } else {
-        // A first line with a field that is not a number is a header of column names.
-        bool all_numbers = true;
-        for (const auto& field : header) all_numbers = all_numbers && parse_float(field).has_value();
-        if (!all_numbers) first_row = 1;
-        feature_count = static_cast<int64_t>(header.size()) - 1;
-        if (feature_count < 1)
-            throw std::runtime_error(
-                fmt::format("{}:{}: a row needs at least one feature and a label", file, lines[0].first));
-    }
+    int64_t features = -1;
+    std::vector<std::string> names;
+};
 
-    const int64_t rows = static_cast<int64_t>(lines.size() - first_row);
-    if (rows == 0) throw std::runtime_error(fmt::format("{}: the file holds a header but no rows", file));
-    if (expected_rows >= 0 && rows != expected_rows)
+CsvHeader read_header(const std::string& file, const std::pair<int64_t, std::string>& line,
+                      const std::string& format, Task task) {
+    CsvHeader header;
+    const auto fields = split_fields(line.second);
+    const bool sklearn = format == "sklearn" || (format == "auto" && looks_like_sklearn_header(fields, task));
+    if (sklearn) {
+        if (!looks_like_sklearn_header(fields, task))
+            throw std::runtime_error(fmt::format(
+                "{}:{}: expected a header 'rows,features,name0,name1{}', found '{}'", file, line.first,
+                task == Task::kMulticlass ? ",..." : "", nnplug::brief(trim(line.second))));
+        header.expected_rows = *parse_count(fields[0]);
+        header.features = *parse_count(fields[1]);
+        header.names.assign(fields.begin() + 2, fields.end());
+        header.first_row = 1;
+        return header;
+    }
+    // A first line with a field that is not a number is a header of column names.
+    bool all_numbers = true;
+    for (const auto& field : fields) all_numbers = all_numbers && parse_float(field).has_value();
+    if (!all_numbers) header.first_row = 1;
+    header.features = static_cast<int64_t>(fields.size()) - 1;
+    if (header.features < 1)
         throw std::runtime_error(
-            fmt::format("{}: the header announces {} rows, the file holds {}", file, expected_rows, rows));
+            fmt::format("{}:{}: a row needs at least one feature and a label", file, line.first));
+    return header;
+}
+
+}  // namespace
+
+Dataset load_csv(const std::filesystem::path& path, const std::string& format, Task task) {
+    const std::string file = nnplug::escaped(path.string());
+    const auto lines = read_lines(path, file);
+    const CsvHeader header = read_header(file, lines[0], format, task);
+    const int64_t feature_count = header.features;
+    Dataset data;
+    data.task = task;
+    if (task == Task::kBinary && header.names.size() == 2)
+        data.label_names = {header.names[0], header.names[1]};
+    // Classes named by the header, else up to the largest label (checked row by row below).
+    const int64_t classes = !header.names.empty() ? static_cast<int64_t>(header.names.size()) : kMostClasses;
+
+    const int64_t rows = static_cast<int64_t>(lines.size() - header.first_row);
+    if (rows == 0) throw std::runtime_error(fmt::format("{}: the file holds a header but no rows", file));
+    if (header.expected_rows >= 0 && rows != header.expected_rows)
+        throw std::runtime_error(fmt::format("{}: the header announces {} rows, the file holds {}", file,
+                                             header.expected_rows, rows));
     data.features.resize(rows, feature_count);
     data.labels.resize(rows);
     for (int64_t row = 0; row < rows; ++row) {
-        const auto& [number, line] = lines[first_row + row];
+        const auto& [number, line] = lines[header.first_row + row];
         const auto fields = split_fields(line);
         if (static_cast<int64_t>(fields.size()) != feature_count + 1)
             throw std::runtime_error(
@@ -191,12 +264,14 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format) {
                                                      number, column + 1, nnplug::brief(fields[column])));
             data.features(row, column) = *value;
         }
-        const auto label = parse_float(fields.back());
-        if (!label || (*label != 0.0f && *label != 1.0f))
+        std::string why;
+        const auto label = parse_label(fields.back(), task, classes, why);
+        if (!label)
             throw std::runtime_error(
-                fmt::format("{}:{}: label '{}' is not 0 or 1", file, number, nnplug::brief(fields.back())));
+                fmt::format("{}:{}: label '{}' {}", file, number, nnplug::brief(fields.back()), why));
         data.labels[row] = *label;
     }
+    if (task == Task::kMulticlass) name_classes(file, header.names, data);
     data.description =
         fmt::format("{} ({} rows, {} features)", path.filename().string(), rows, feature_count);
     return data;
@@ -232,10 +307,12 @@ Dataset make_synthetic(const SyntheticShape& shape, double noise, uint64_t seed)
 TrainTestSplit split_stratified(const Dataset& data, double test_fraction, uint64_t seed) {
     RandomStream random(seed ^ 0x0123456789abcdefULL);
     std::vector<int64_t> train_rows, test_rows;
-    for (float label : {0.0f, 1.0f}) {
+    // Each class is a stratum (0 and 1 for a binary set); a regression set is one.
+    const int64_t strata = data.task == Task::kRegression ? 1 : data.classes();
+    for (int64_t stratum = 0; stratum < strata; ++stratum) {
         std::vector<int64_t> rows;
         for (int64_t row = 0; row < data.rows(); ++row)
-            if (data.labels[row] == label) rows.push_back(row);
+            if (strata == 1 || data.labels[row] == static_cast<float>(stratum)) rows.push_back(row);
         random.shuffle(rows.data(), rows.size());
         const auto test_count =
             static_cast<size_t>(std::llround(test_fraction * static_cast<double>(rows.size())));
@@ -252,6 +329,8 @@ TrainTestSplit split_stratified(const Dataset& data, double test_fraction, uint6
     const auto take = [&](const std::vector<int64_t>& rows) {
         Dataset part;
         part.label_names = data.label_names;
+        part.task = data.task;
+        part.class_names = data.class_names;
         part.description = data.description;
         part.features.resize(static_cast<Eigen::Index>(rows.size()), data.features.cols());
         part.labels.resize(static_cast<Eigen::Index>(rows.size()));

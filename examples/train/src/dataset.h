@@ -1,5 +1,6 @@
-// Data sets for binary classification: CSV loading, a synthetic generator, a
-// deterministic stratified split and standardization fitted on the training split.
+// Data sets for classification (binary or of C classes) and regression: CSV loading, a
+// synthetic generator, a deterministic split (stratified by class for classification) and
+// standardization fitted on the training split.
 #pragma once
 
 #include <Eigen/Core>
@@ -7,7 +8,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "task.h"
 #include "train_settings.h"
 
 namespace train {
@@ -17,18 +20,29 @@ using FeatureMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen
 
 struct Dataset {
     FeatureMatrix features;
-    Eigen::VectorXf labels;  // 0 or 1
-    std::array<std::string, 2> label_names{"0", "1"};
+    Eigen::VectorXf labels;  // binary: 0 or 1; multiclass: the class index; regression: the target
+    std::array<std::string, 2> label_names{"0", "1"};  // binary
     std::string description;
+    Task task = Task::kBinary;
+    std::vector<std::string> class_names;  // multiclass: one per class, class 0 first
 
     int64_t rows() const { return features.rows(); }
     int64_t positives() const;
+    // Classes of a classification set (2 for binary), 0 for regression.
+    int64_t classes() const;
 };
 
 // format: auto, sklearn (header "rows,features,name0,name1", as the shipped file) or
 // plain (an optional header line, then features followed by a 0/1 label). A malformed
 // row throws std::runtime_error naming the file and line.
 Dataset load_csv(const std::filesystem::path& path, const std::string& format);
+
+// The same for a task's targets. multiclass: the label is a class index (a whole number from
+// 0 to kMostClasses - 1), the classes are named by an sklearn header
+// "rows,features,name0,name1,...", else by their indices, up to the largest label;
+// regression: the label is any finite number (the sklearn format is for classes only).
+constexpr int64_t kMostClasses = 1000;
+Dataset load_csv(const std::filesystem::path& path, const std::string& format, Task task);
 
 // A noisy linearly separable set: x ~ N(0, I), label = [x.w / |w| + noise * N(0,1) > 0].
 Dataset make_synthetic(const SyntheticShape& shape, double noise, uint64_t seed);
@@ -38,7 +52,8 @@ struct TrainTestSplit {
     Dataset test;
 };
 
-// Shuffles each class with the seed and puts test_fraction of it (rounded) in test.
+// Shuffles each class with the seed and puts test_fraction of it (rounded) in test; a
+// regression set is one group.
 TrainTestSplit split_stratified(const Dataset& data, double test_fraction, uint64_t seed);
 
 // Per-feature mean and standard deviation of the training split; constant features

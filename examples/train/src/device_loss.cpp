@@ -14,26 +14,40 @@ namespace {
 constexpr int64_t kReductionNone = 0;
 
 void check(int status, const char* call) {
-    if (status != 0) throw std::runtime_error(acl_failure(call, status));
+    check_acl(status, call);
 }
 
 aclTensor* vector_tensor(void* data, int64_t length) {
-    const int64_t dims[1] = {length};
-    const int64_t strides[1] = {1};
-    aclTensor* tensor = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, data);
+    return device_tensor(data, {length});
+}
+
+void* device_buffer(int64_t floats) {
+    return device_memory(floats);
+}
+
+}  // namespace
+
+void check_acl(int status, const char* call) {
+    if (status != 0) throw std::runtime_error(acl_failure(call, status));
+}
+
+aclTensor* device_tensor(void* data, const std::vector<int64_t>& dims, aclDataType dtype) {
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+    const auto rank = static_cast<uint64_t>(dims.size());
+    aclTensor* tensor =
+        aclCreateTensor(dims.data(), rank, dtype, strides.data(), 0, ACL_FORMAT_ND, dims.data(), rank, data);
     if (tensor == nullptr)
         throw std::runtime_error(fmt::format("aclCreateTensor failed: {}", aclGetRecentErrMsg()));
     return tensor;
 }
 
-void* device_buffer(int64_t floats) {
+void* device_memory(int64_t count, size_t bytes_each) {
     void* pointer = nullptr;
-    check(aclrtMalloc(&pointer, static_cast<size_t>(floats) * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST),
-          "aclrtMalloc");
+    check_acl(aclrtMalloc(&pointer, static_cast<size_t>(count) * bytes_each, ACL_MEM_MALLOC_HUGE_FIRST),
+              "aclrtMalloc");
     return pointer;
 }
-
-}  // namespace
 
 LossKind loss_kind(const std::string& name) {
     if (name == "bce") return LossKind::kBce;

@@ -1,6 +1,8 @@
-// The binary cross-entropy loss and its gradient on the configured backend, through
-// the public CANN-style API: device buffers from aclrtMalloc, host<->device copies per
-// batch, and repeatable executors kept per batch size (as CANN programs reuse them).
+// The loss and its gradient on the configured backend, through the public CANN-style API:
+// device buffers from aclrtMalloc, host<->device copies per batch, and repeatable executors
+// kept per batch size (as CANN programs reuse them). This file: the session, the interface
+// every task's loss has (DeviceLoss) and the binary cross-entropy (DeviceBceLoss); the
+// multi-class and regression losses are in device_task_losses.h.
 #pragma once
 
 #include <acl/acl.h>
@@ -42,15 +44,39 @@ enum class LossKind { kBce, kBceWithLogits };
 // "bce" or "bce_with_logits" (the config's `loss`); throws std::invalid_argument otherwise.
 LossKind loss_kind(const std::string& name);
 
-// One object serves one thread at a time (its stream, buffers and executors are its own);
-// the thread's current device must be the one it was made on.
-class DeviceBceLoss {
+// A loss on the device for batches of up to capacity() samples. One object serves one
+// thread at a time (its stream, buffers and executors are its own); the thread's current
+// device must be the one it was made on.
+class DeviceLoss {
+public:
+    virtual ~DeviceLoss() = default;
+    // The loss of each of `count` samples (reduction none) into `losses`, for the model's
+    // outputs (Model::width() floats a sample) and targets (the label, class index or value
+    // of each sample); weights: each sample's, for the losses that take them (binary). With
+    // grad_outputs, also the gradient of grad_scale * (sum of the losses) w.r.t. each output.
+    // Each sample's results depend only on its own values and grad_scale, so a batch cut
+    // into calls in any way gives the same bytes.
+    virtual void run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,
+                             float* losses, float* grad_outputs, float grad_scale) = 0;
+    // Makes the executors for calls of `count` samples now (else the first call does).
+    virtual void prepare(int64_t count, bool with_backward) = 0;
+    virtual int64_t capacity() const = 0;
+};
+
+// Shared by the device losses: a failed call throws with acl_failure's message; a float32
+// tensor over device memory of the given shape (contiguous, ND); device memory for `count`
+// elements of `bytes_each` bytes.
+void check_acl(int status, const char* call);
+aclTensor* device_tensor(void* data, const std::vector<int64_t>& dims, aclDataType dtype = ACL_FLOAT);
+void* device_memory(int64_t count, size_t bytes_each = sizeof(float));
+
+class DeviceBceLoss final : public DeviceLoss {
 public:
     // Device buffers for batches of up to `capacity` samples. pos_weight (kBceWithLogits
     // only) becomes a one-element posWeight tensor of shape [1], broadcast to every sample.
     explicit DeviceBceLoss(int64_t capacity, LossKind kind = LossKind::kBce,
                            std::optional<float> pos_weight = std::nullopt);
-    ~DeviceBceLoss();
+    ~DeviceBceLoss() override;
     DeviceBceLoss(const DeviceBceLoss&) = delete;
     DeviceBceLoss& operator=(const DeviceBceLoss&) = delete;
 
@@ -63,7 +89,7 @@ public:
     // calls in any way gives the same bytes (grad_scale = 1 / batch rows makes the sum the
     // gradient of the batch's mean).
     void run_samples(const float* outputs, const float* targets, const float* weights, int64_t count,
-                     float* losses, float* grad_outputs, float grad_scale);
+                     float* losses, float* grad_outputs, float grad_scale) override;
 
     // Mean of the weighted loss over `count` samples; with grad_outputs, dLoss/dOutput of
     // that mean for each sample (run_samples with grad_scale 1 / count; for tests and tools).
@@ -72,9 +98,9 @@ public:
 
     // Makes the executors for calls of `count` samples now, as a loop's setup does, so that
     // its first call of that size does not (else the first call makes them).
-    void prepare(int64_t count, bool with_backward);
+    void prepare(int64_t count, bool with_backward) override;
 
-    int64_t capacity() const { return capacity_; }
+    int64_t capacity() const override { return capacity_; }
     LossKind kind() const { return kind_; }
 
 private:

@@ -29,10 +29,15 @@ inline bool contiguous(const BatchRows& rows, int64_t columns) {
 
 }  // namespace
 
-Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output) : output_(output) {
+Model::Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output, int64_t outputs)
+    : output_(output) {
+    if ((outputs != 1) !=
+        (output == ModelOutput::kLogSoftmax || (output == ModelOutput::kLogit && outputs > 1)))
+        throw std::logic_error(
+            fmt::format("a model output of kind {} with {} units", static_cast<int>(output), outputs));
     sizes_.push_back(inputs);
     sizes_.insert(sizes_.end(), hidden.begin(), hidden.end());
-    sizes_.push_back(1);
+    sizes_.push_back(outputs);
     size_t offset = 0;
     bool wrapped = false;
     for (size_t l = 0; l + 1 < sizes_.size(); ++l) {
@@ -90,17 +95,24 @@ void Model::reserve(int64_t rows) {
     // Zeroed here, so that their pages are mapped now and not at a step's first write (a
     // page fault costs microseconds, more in a virtual machine).
     gathered_.setZero(rows, sizes_[0]);
-    if (layers_.size() > 1) {
+    if (!single_dot()) {
         for (size_t l = 0; l < layers_.size(); ++l) {
             activations_[l].setZero(rows, layers_[l].outputs);
             deltas_[l].setZero(rows, layers_[l].outputs);
         }
     }
-    output_values_.assign(static_cast<size_t>(rows), 0.0f);
+    output_values_.assign(static_cast<size_t>(rows * width()), 0.0f);
     probabilities_.assign(static_cast<size_t>(rows), 0.0f);
+    predicted_.assign(width() > 1 ? static_cast<size_t>(rows) : 0, 0);
 }
 
 void Model::finish_rows(const float* logits, int64_t begin, int64_t end) {
+    if (width() > 1) return finish_class_rows(logits, begin, end);
+    if (output_ == ModelOutput::kValue) {
+        if (logits != output_values_.data())  // linear regression wrote its values there already
+            std::copy(logits + begin, logits + end, output_values_.data() + begin);
+        return;
+    }
     sigmoid(logits + begin, probabilities_.data() + begin, end - begin);
     if (output_ == ModelOutput::kProbability)
         std::copy(probabilities_.data() + begin, probabilities_.data() + end, output_values_.data() + begin);
@@ -108,9 +120,44 @@ void Model::finish_rows(const float* logits, int64_t begin, int64_t end) {
         std::copy(logits + begin, logits + end, output_values_.data() + begin);
 }
 
+// Each row's class of the largest logit (the first on a tie); for kLogSoftmax, the row's
+// log-softmax z - max - log(sum exp(z - max)), in float, row by row.
+void Model::finish_class_rows(const float* logits, int64_t begin, int64_t end) {
+    const int64_t classes = width();
+    for (int64_t k = begin; k < end; ++k) {
+        const float* z = logits + k * classes;
+        int64_t best = 0;
+        for (int64_t c = 1; c < classes; ++c)
+            if (z[c] > z[best]) best = c;
+        predicted_[static_cast<size_t>(k)] = static_cast<int32_t>(best);
+        float* out = output_values_.data() + k * classes;
+        if (output_ == ModelOutput::kLogit) {
+            std::copy(z, z + classes, out);
+            continue;
+        }
+        float sum = 0.0f;
+        for (int64_t c = 0; c < classes; ++c) sum += std::exp(z[c] - z[best]);
+        const float log_sum = z[best] + std::log(sum);
+        for (int64_t c = 0; c < classes; ++c) out[c] = z[c] - log_sum;
+    }
+}
+
 void Model::output_deltas(const float* grad_outputs, int64_t begin, int64_t end, float* deltas) const {
-    if (output_ == ModelOutput::kLogit) {
-        std::copy(grad_outputs + begin, grad_outputs + end, deltas);
+    const int64_t columns = width();
+    if (output_ == ModelOutput::kLogit || output_ == ModelOutput::kValue) {
+        std::copy(grad_outputs + begin * columns, grad_outputs + end * columns, deltas);
+        return;
+    }
+    if (output_ == ModelOutput::kLogSoftmax) {
+        // Through the log-softmax: dL/dz_c = g_c - softmax_c * sum_k g_k.
+        for (int64_t k = begin; k < end; ++k) {
+            const float* g = grad_outputs + k * columns;
+            const float* log_p = output_values_.data() + k * columns;
+            float total = 0.0f;
+            for (int64_t c = 0; c < columns; ++c) total += g[c];
+            float* delta = deltas + (k - begin) * columns;
+            for (int64_t c = 0; c < columns; ++c) delta[c] = g[c] - std::exp(log_p[c]) * total;
+        }
         return;
     }
     // Through the sigmoid: dL/dz = dL/dp * p * (1 - p).
@@ -120,8 +167,8 @@ void Model::output_deltas(const float* grad_outputs, int64_t begin, int64_t end,
 
 void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
     const int64_t inputs = sizes_[0];
-    if (layers_.size() == 1) {
-        // Logistic regression: one dot product per row, read where the row is.
+    if (single_dot()) {
+        // Logistic (or linear) regression: one dot product per row, read where the row is.
         const float* weight = parameters_.data() + layers_[0].weight_offset;
         const float bias = parameters_[layers_[0].bias_offset];
         float* logits = output_values_.data();  // the logit first, replaced by finish_rows
@@ -161,7 +208,7 @@ void Model::forward_shard(const BatchRows& rows, int64_t begin, int64_t end) {
 void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int64_t begin, int64_t end,
                            float* gradient) {
     const int64_t inputs = sizes_[0];
-    if (layers_.size() == 1) {
+    if (single_dot()) {
         // weight_grad[j] = sum over rows k, in order, of delta_k * x_kj (row_kernels.h), a
         // chunk of rows at a time. The bias's gradient, the sum of the deltas, is taken in
         // four running sums (of the rows begin + 4i + l), then (0 + 1) + (2 + 3): a fixed
@@ -189,7 +236,7 @@ void Model::backward_shard(const BatchRows& rows, const float* grad_outputs, int
         return;
     }
     RowMatrix& top = deltas_.back();
-    output_deltas(grad_outputs, begin, end, top.data() + begin);  // one column
+    output_deltas(grad_outputs, begin, end, top.data() + begin * width());
     for (size_t l = layers_.size(); l-- > 0;) {
         const Layer& layer = layers_[l];
         Map weight_grad(gradient + layer.weight_offset, layer.outputs, layer.inputs);
@@ -228,7 +275,7 @@ const Eigen::VectorXf& Model::forward(const float* batch, int64_t rows) {
     last_rows_ = BatchRows{batch, nullptr};
     last_count_ = rows;
     forward_shard(last_rows_, 0, rows);
-    batch_outputs_ = Eigen::Map<const Eigen::VectorXf>(output_values_.data(), rows);
+    batch_outputs_ = Eigen::Map<const Eigen::VectorXf>(output_values_.data(), rows * width());
     batch_probabilities_ = Eigen::Map<const Eigen::VectorXf>(probabilities_.data(), rows);
     return batch_outputs_;
 }

@@ -1,5 +1,7 @@
-// A multilayer perceptron with ReLU hidden layers and one output, either the logit or its
-// sigmoid (the probability of label 1); with no hidden layer it is logistic regression.
+// A multilayer perceptron with ReLU hidden layers and an output layer per task: one output,
+// the logit or its sigmoid (the probability of label 1), for a binary classifier; C logits,
+// or their log-softmax, for C classes; one value for a regression. With no hidden layer it
+// is logistic, softmax or linear regression.
 // Parameters and gradients live in one flat buffer each, so the optimizer and the
 // checkpoint see a single array.
 //
@@ -21,13 +23,19 @@
 
 namespace train {
 
-// What the model emits: the sigmoid of the last layer (for aclnnBinaryCrossEntropy) or the
-// last layer itself (for aclnnBinaryCrossEntropyWithLogits, which applies the sigmoid).
-enum class ModelOutput { kProbability, kLogit };
+// What the model emits: the sigmoid of the last layer (for aclnnBinaryCrossEntropy), the
+// last layer itself (logits: for aclnnBinaryCrossEntropyWithLogits, which applies the
+// sigmoid, or C of them for aclnnCrossEntropyLoss, which applies the log-softmax), the
+// log-softmax of C logits (for aclnnNLLLoss), or the last layer as a regression's value.
+// kProbability and kLogit compute each row's sigmoid too (probabilities()), C outputs each
+// row's class of the largest output (predicted_classes()).
+enum class ModelOutput { kProbability, kLogit, kLogSoftmax, kValue };
 
 class Model {
 public:
-    Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output = ModelOutput::kProbability);
+    // `outputs` units in the last layer: 1, or C for kLogit and kLogSoftmax over C classes.
+    Model(int64_t inputs, const std::vector<int64_t>& hidden, ModelOutput output = ModelOutput::kProbability,
+          int64_t outputs = 1);
 
     // He-uniform weights for ReLU layers, Glorot-uniform for the output, zero biases.
     void initialize(RandomStream& random);
@@ -47,8 +55,11 @@ public:
     void backward_shard(const BatchRows& rows, const float* grad_outputs, int64_t begin, int64_t end,
                         float* gradient);
     // Per batch row, after forward_shard: what the loss takes, and sigmoid(logit).
+    // outputs() holds width() values per row, row after row.
     const float* outputs() const { return output_values_.data(); }
     const float* probabilities_data() const { return probabilities_.data(); }
+    const int32_t* predicted_classes() const { return predicted_.data(); }
+    int64_t width() const { return sizes_.back(); }
 
     // A whole batch on the calling thread (one shard), for tests and tools: the model's
     // outputs for `rows` row-major samples; the batch is kept for backward.
@@ -88,11 +99,14 @@ private:
     // program's own words (wrapped: the count did not fit in size_t) rather than bad_alloc.
     void allocate_parameters(size_t count, bool wrapped);
     void finish_rows(const float* logits, int64_t begin, int64_t end);
+    void finish_class_rows(const float* logits, int64_t begin, int64_t end);
+    // Logistic or linear regression: one output, a dot product per row (row_kernels.h).
+    bool single_dot() const { return layers_.size() == 1 && sizes_.back() == 1; }
     // dLoss/d(last layer) of rows [begin, end) into deltas[0, end - begin).
     void output_deltas(const float* grad_outputs, int64_t begin, int64_t end, float* deltas) const;
 
     ModelOutput output_;
-    std::vector<int64_t> sizes_;  // inputs, hidden..., 1
+    std::vector<int64_t> sizes_;  // inputs, hidden..., outputs
     std::vector<Layer> layers_;
     std::vector<float> parameters_;
     std::vector<float> gradients_;
@@ -105,6 +119,7 @@ private:
     std::vector<RowMatrix> deltas_;
     std::vector<float> output_values_;
     std::vector<float> probabilities_;
+    std::vector<int32_t> predicted_;
     // forward()/backward(): the last whole batch.
     Eigen::VectorXf batch_outputs_;
     Eigen::VectorXf batch_probabilities_;

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "safe_file.h"
+#include "task.h"
 
 namespace train {
 namespace {
@@ -218,13 +219,16 @@ const std::map<std::string, KeyReader>& key_readers() {
          [](const KeyContext& c, TrainSettings& s) { s.synthetic_noise = c.number(0, false); }},
         {"model.kind",
          [](const KeyContext& c, TrainSettings& s) {
-             s.model_kind = c.choice({"logistic", "mlp"});
+             s.model_kind = c.choice({"logistic", "linear", "mlp"});
          }},
         {"model.hidden", read_hidden},
         {"loss",
          [](const KeyContext& c, TrainSettings& s) {
-             s.loss = c.choice({"bce_with_logits", "bce"});
+             // Checked against the task once every key is read (check_task_keys).
+             s.loss = c.node.IsScalar() ? c.node.Scalar() : "";
          }},
+        {"loss_beta", [](const KeyContext& c, TrainSettings& s) { s.loss_beta = c.number(0, true); }},
+        {"task", [](const KeyContext& c, TrainSettings& s) { s.task = c.choice(task_names()); }},
         {"optimizer.kind",
          [](const KeyContext& c, TrainSettings& s) {
              s.optimizer = c.choice({"adam", "sgd"});
@@ -310,6 +314,44 @@ std::optional<YAML::Mark> second_document_start(const std::string& text) {
     return starts.marks.size() >= 2 ? std::optional<YAML::Mark>(starts.marks[1]) : std::nullopt;
 }
 
+// The keys whose meaning depends on the task, once every key is read: the loss is one of
+// the task's (its first when none is given), and the class weights fit its classes.
+void check_task_keys(const ConfigDocument& document, const std::map<std::string, YAML::Node>& leaves,
+                     TrainSettings& settings) {
+    const Task task = task_named(settings.task);
+    const std::vector<std::string>& losses = task_losses(task);
+    const auto given = [&](const char* key) { return leaves.count(key) > 0; };
+    const auto where = [&](const char* key) { return position(document, key, leaves.at(key)); };
+    if (!given("loss")) settings.loss = losses.front();
+    if (std::find(losses.begin(), losses.end(), settings.loss) == losses.end()) {
+        const std::optional<Task> other = task_of_loss(settings.loss);
+        const std::string shown = leaves.at("loss").IsScalar() ? settings.loss : "a list or mapping";
+        throw std::runtime_error(fmt::format(
+            "{}: key 'loss' has value '{}'{}; expected one of {}{}{}", where("loss"), shown,
+            other ? fmt::format(", a loss of task {}, not of this run's task", task_name(*other)) : "",
+            fmt::join(losses, ", "),
+            task == Task::kBinary ? "" : fmt::format(" (the losses of task {})", task_name(task)),
+            other ? "" : did_you_mean(settings.loss, losses)));
+    }
+    if (task != Task::kBinary && given("train.pos_weight") && settings.pos_weight != "none")
+        throw std::runtime_error(
+            fmt::format("{}: key 'train.pos_weight' weighs the positive class of a binary task; task is {} "
+                        "(set it to none)",
+                        where("train.pos_weight"), task_name(task)));
+    if (task == Task::kRegression && given("train.class_weights"))
+        throw std::runtime_error(fmt::format(
+            "{}: key 'train.class_weights' weighs classes; a regression task has none (remove it)",
+            where("train.class_weights")));
+    if (task == Task::kMulticlass && settings.class_weights != "balanced" && settings.class_weights != "none")
+        throw std::runtime_error(fmt::format(
+            "{}: key 'train.class_weights' has value '[{}]'; expected balanced or none for task multiclass",
+            where("train.class_weights"), settings.class_weights));
+    if (task != Task::kBinary && settings.synthetic)
+        throw std::runtime_error(fmt::format(
+            "{}: data.synthetic makes a binary data set; task {} needs a data file (application.data.path)",
+            document.source.string(), task_name(task)));
+}
+
 }  // namespace
 
 ConfigDocument read_config_document(const std::filesystem::path& path) {
@@ -393,10 +435,11 @@ TrainSettings read_train_settings(const ConfigDocument& document,
                                                  did_you_mean(key, known_keys())));
         reader->second(KeyContext{document, key, node}, settings);
     }
+    check_task_keys(document, leaves, settings);
     if (settings.model_kind == "mlp" && settings.hidden.empty())
         throw std::runtime_error(fmt::format("{}: model.kind is mlp but model.hidden lists no layer sizes",
                                              document.source.string()));
-    if (settings.model_kind == "logistic") settings.hidden.clear();
+    if (settings.model_kind != "mlp") settings.hidden.clear();
     if (settings.pos_weight == "balanced" && settings.class_weights == "balanced") {
         // Both rebalance the classes: together they would weight the positives by the class
         // ratio twice over.
@@ -494,6 +537,12 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Train
         {"train.class_weights", s.class_weights},
         {"train.pos_weight", s.pos_weight},
     };
+    // The binary task's lines are as they were before there were tasks, so that its
+    // checkpoints stay the same bytes.
+    if (s.task != "binary") {
+        lines.emplace_back("task", s.task);
+        lines.emplace_back("loss_beta", fmt::format("{}", s.loss_beta));
+    }
     std::sort(lines.begin(), lines.end());
     return lines;
 }

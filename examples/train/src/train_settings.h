@@ -20,6 +20,8 @@ struct SyntheticShape {
 };
 
 struct TrainSettings {
+    // what is learnt: binary, multiclass or regression (task.h)
+    std::string task = "binary";
     // data
     std::filesystem::path data_path;   // resolved to an existing file when loaded from a config
     std::string data_format = "auto";  // auto, sklearn (header "rows,features,name0,name1") or plain
@@ -31,7 +33,10 @@ struct TrainSettings {
     std::vector<int64_t> hidden;          // hidden layer sizes of the mlp (ReLU)
     // loss: bce_with_logits (the model emits logits; aclnnBinaryCrossEntropyWithLogits and its
     // Backward) or bce (a sigmoid output layer; aclnnBinaryCrossEntropy and its Backward)
+    // The other tasks' losses (task.h): multiclass cross_entropy or nll, regression mse, l1,
+    // smooth_l1 or huber. A config without `loss` takes its task's first.
     std::string loss = "bce_with_logits";
+    double loss_beta = 1.0;  // smooth_l1's beta and huber's delta, in standardized target units
     // optimizer
     std::string optimizer = "adam";  // adam or sgd (with momentum)
     double learning_rate = 0.01;

@@ -19,8 +19,8 @@ double shard_loss_sum(const float* losses, int64_t count) {
     return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-// A shard's correct predictions: sigmoid(logit) >= 0.5 with either loss.
-int64_t shard_correct(const float* probabilities, const float* targets, int64_t count) {
+// A binary shard's correct predictions: sigmoid(logit) >= 0.5 with either loss.
+int64_t binary_correct(const float* probabilities, const float* targets, int64_t count) {
     int64_t correct = 0;
     for (int64_t k = 0; k < count; ++k) correct += (probabilities[k] >= 0.5f) == (targets[k] == 1.0f);
     return correct;
@@ -47,7 +47,9 @@ TrainStep::TrainStep(const StepSetup& setup)
       shards_per_chunk_(
           chunk_shards(setup.batch_size, setup.host_threads, setup.model.layer_sizes().size() == 2)),
       layout_(static_cast<int64_t>(parameter_count_)),
-      block_layout_(static_cast<int64_t>(parameter_count_)) {
+      block_layout_(static_cast<int64_t>(parameter_count_)),
+      task_(setup.loss.task),
+      width_(setup.model.width()) {
     const int64_t batch_size = setup.batch_size;
     // One loss per thread of the arena (its stream, buffers and executors), for the chunks
     // that thread runs, on this thread's device; each ready for a whole chunk before the
@@ -57,14 +59,14 @@ TrainStep::TrainStep(const StepSetup& setup)
         throw std::runtime_error(acl_failure("aclrtGetDevice", ACL_ERROR_FAILURE));
     const int64_t chunk_rows = std::min(batch_size, shards_per_chunk_ * rows_per_shard_);
     for (int t = 0; t < arena_.max_concurrency(); ++t) {
-        thread_losses_.push_back(
-            std::make_unique<DeviceBceLoss>(chunk_rows, setup.loss_kind, setup.ops_pos_weight));
+        thread_losses_.push_back(make_device_loss(setup.loss, chunk_rows));
         thread_losses_.back()->prepare(chunk_rows, true);
     }
     model_.reserve(
         std::max(std::min(batch_size, shards_per_group_ * rows_per_shard_), setup.evaluation_rows));
-    for (auto* buffer : {&batch_targets_, &batch_weights_, &sample_losses_, &grad_outputs_})
+    for (auto* buffer : {&batch_targets_, &batch_weights_, &sample_losses_})
         buffer->resize(static_cast<size_t>(batch_size));
+    grad_outputs_.resize(static_cast<size_t>(batch_size * width_));
 
     const int64_t train_rows = data_.train_rows();
     const int64_t batches_per_epoch = (train_rows + batch_size - 1) / batch_size;
@@ -86,7 +88,7 @@ TrainStep::TrainStep(const StepSetup& setup)
     node_records_.resize(static_cast<size_t>(kMaxTreeLevels * max_width_));
 }
 
-DeviceBceLoss& TrainStep::thread_loss() {
+DeviceLoss& TrainStep::thread_loss() {
     const int slot = tbb::this_task_arena::current_thread_index();
     if (slot < 0 || static_cast<size_t>(slot) >= thread_losses_.size())
         throw std::logic_error("a chunk ran outside the training arena");
@@ -149,28 +151,51 @@ void TrainStep::run_chunk(const Group& group, int64_t first_shard) {
     const int64_t last_shard = std::min(group.last_shard, first_shard + shards_per_chunk_);
     const int64_t chunk_begin = first_shard * rows_per_shard_;
     const int64_t chunk_end = std::min(last_shard * rows_per_shard_, rows);
-    for (int64_t k = chunk_begin; k < chunk_end; ++k) {
-        const unsigned label = data_.train_labels[group.batch_index[k]];
-        batch_targets_[static_cast<size_t>(k)] = static_cast<float>(label);
-        batch_weights_[static_cast<size_t>(k)] = data_.label_weights[label];
-    }
+    gather_targets(group.batch_index, chunk_begin, chunk_end);
     for (int64_t s = first_shard; s < last_shard; ++s) {
         const int64_t begin = s * rows_per_shard_, end = std::min(begin + rows_per_shard_, rows);
         model_.forward_shard(group.rows, begin - group_begin, end - group_begin);
     }
     thread_loss().run_samples(
-        model_.outputs() + (chunk_begin - group_begin), batch_targets_.data() + chunk_begin,
+        model_.outputs() + (chunk_begin - group_begin) * width_, batch_targets_.data() + chunk_begin,
         batch_weights_.data() + chunk_begin, chunk_end - chunk_begin, sample_losses_.data() + chunk_begin,
-        grad_outputs_.data() + chunk_begin, static_cast<float>(1.0 / static_cast<double>(rows)));
+        grad_outputs_.data() + chunk_begin * width_, static_cast<float>(1.0 / static_cast<double>(rows)));
     for (int64_t s = first_shard; s < last_shard; ++s) {
         const int64_t begin = s * rows_per_shard_, end = std::min(begin + rows_per_shard_, rows);
         const ShardRecord record = shard_record(s);
         *record.loss_sum = shard_loss_sum(sample_losses_.data() + begin, end - begin);
-        *record.correct = shard_correct(model_.probabilities_data() + (begin - group_begin),
-                                        batch_targets_.data() + begin, end - begin);
-        model_.backward_shard(group.rows, grad_outputs_.data() + group_begin, begin - group_begin,
+        *record.correct = shard_correct(begin, end, group_begin);
+        model_.backward_shard(group.rows, grad_outputs_.data() + group_begin * width_, begin - group_begin,
                               end - group_begin, record.gradient);
     }
+}
+
+void TrainStep::gather_targets(const int64_t* batch_index, int64_t begin, int64_t end) {
+    if (task_ != Task::kBinary) {
+        for (int64_t k = begin; k < end; ++k)
+            batch_targets_[static_cast<size_t>(k)] = data_.train_targets[static_cast<size_t>(batch_index[k])];
+        return;
+    }
+    for (int64_t k = begin; k < end; ++k) {
+        const unsigned label = data_.train_labels[batch_index[k]];
+        batch_targets_[static_cast<size_t>(k)] = static_cast<float>(label);
+        batch_weights_[static_cast<size_t>(k)] = data_.label_weights[label];
+    }
+}
+
+// Correct predictions of batch rows [begin, end): a binary label by its sigmoid, a class by
+// the largest output; a regression counts none.
+int64_t TrainStep::shard_correct(int64_t begin, int64_t end, int64_t group_begin) const {
+    if (task_ == Task::kBinary)
+        return binary_correct(model_.probabilities_data() + (begin - group_begin),
+                              batch_targets_.data() + begin, end - begin);
+    int64_t correct = 0;
+    if (task_ == Task::kMulticlass) {
+        const int32_t* predicted = model_.predicted_classes() + (begin - group_begin);
+        for (int64_t k = begin; k < end; ++k)
+            correct += static_cast<float>(predicted[k - begin]) == batch_targets_[static_cast<size_t>(k)];
+    }
+    return correct;
 }
 
 // This process's blocks: a one-shard block is the shard's record; a larger one has the

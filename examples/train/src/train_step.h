@@ -15,7 +15,7 @@
 
 #include "batch_rows.h"
 #include "communicator.h"
-#include "device_loss.h"
+#include "device_task_losses.h"
 #include "model.h"
 #include "optimizer.h"
 #include "step_combine.h"
@@ -29,9 +29,8 @@ struct StepSetup {
     Optimizer& optimizer;
     Communicator& comm;
     tbb::task_arena& arena;
-    LossKind loss_kind;
-    std::optional<float> ops_pos_weight;  // posWeight handed to the ops (bce_with_logits)
-    int64_t batch_size;                   // at most the training rows
+    LossSetup loss;      // the task's loss on the device
+    int64_t batch_size;  // at most the training rows
     double weight_decay;
     int host_threads;         // the arena's
     int64_t evaluation_rows;  // the evaluation's chunk, which the model's buffers also hold
@@ -54,7 +53,10 @@ public:
     int64_t max_shards() const { return max_shards_; }
 
 private:
-    DeviceBceLoss& thread_loss();
+    DeviceLoss& thread_loss();
+    // The chunk's targets (and, binary, sample weights) into the batch's buffers.
+    void gather_targets(const int64_t* batch_index, int64_t begin, int64_t end);
+    int64_t shard_correct(int64_t begin, int64_t end, int64_t group_begin) const;
     ShardRecord shard_record(int64_t s) {
         return record_at(aligned_start(shard_storage_) + (s - own_first_) * layout_.bytes);
     }
@@ -97,7 +99,9 @@ private:
     const ShardRecordLayout layout_;
     const BlockRecordLayout block_layout_;
     int32_t device_ = 0;
-    std::vector<std::unique_ptr<DeviceBceLoss>> thread_losses_;  // one per thread of the arena
+    const Task task_;
+    const int64_t width_;                                     // the model's outputs per row
+    std::vector<std::unique_ptr<DeviceLoss>> thread_losses_;  // one per thread of the arena
     // Buffers reused by every batch: no allocation inside the loop.
     std::vector<float> batch_targets_, batch_weights_, sample_losses_, grad_outputs_;
     // This process's shard records; its part of the combine (header and block records);

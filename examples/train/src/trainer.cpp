@@ -119,6 +119,10 @@ public:
 private:
     void resume_from(const std::filesystem::path& checkpoint);
     void print_header() const;
+    void print_task_header() const;
+    LossSetup loss_setup() const;
+    void print_epoch(const EpochMetrics& metrics, double epoch_seconds, int64_t epoch_samples) const;
+    void write_task_outputs(RunSummary& summary, const TestEvaluation& final_test) const;
     std::optional<int> run_epoch(int64_t epoch);
     void end_epoch(int64_t epoch, double epoch_seconds, int64_t epoch_samples);
     bool finished_already() const;
@@ -138,7 +142,8 @@ private:
     const std::filesystem::path checkpoint_path_;
     const int host_threads_;
     tbb::task_arena arena_;
-    const LossKind loss_kind_;
+    const Task task_;
+    const LossKind loss_kind_;  // the binary task's ops
     const TrainingData data_;
     Model model_;
     Optimizer optimizer_;
@@ -158,17 +163,34 @@ private:
     const double combine_seconds_before_;  // spent in exchanges before the training
 };
 
-Model initialized_model(const TrainSettings& settings, int64_t features, LossKind kind) {
-    Model model(features, settings.hidden,
-                kind == LossKind::kBceWithLogits ? ModelOutput::kLogit : ModelOutput::kProbability);
+// The task's output layer: binary, the logit or its sigmoid; C classes, C logits
+// (cross_entropy) or their log-softmax (nll); a regression, one value.
+Model initialized_model(const TrainSettings& settings, const TrainingData& data, LossKind kind) {
+    const Task task = task_named(settings.task);
+    const int64_t features = data.features();
+    const int64_t classes = data.split.train.classes();
+    Model model =
+        task == Task::kMulticlass
+            ? Model(features, settings.hidden,
+                    class_loss(settings.loss) == ClassLoss::kNll ? ModelOutput::kLogSoftmax
+                                                                 : ModelOutput::kLogit,
+                    classes)
+        : task == Task::kRegression
+            ? Model(features, settings.hidden, ModelOutput::kValue)
+            : Model(features, settings.hidden,
+                    kind == LossKind::kBceWithLogits ? ModelOutput::kLogit : ModelOutput::kProbability);
     RandomStream init_random(settings.seed);
     model.initialize(init_random);
     return model;
 }
 
 std::string model_description(const TrainSettings& settings, const Model& model, int64_t features) {
-    return settings.model_kind == "logistic" ? fmt::format("logistic regression ({} inputs)", features)
-                                             : fmt::format("MLP {}", fmt::join(model.layer_sizes(), "-"));
+    if (settings.model_kind == "mlp") return fmt::format("MLP {}", fmt::join(model.layer_sizes(), "-"));
+    const Task task = task_named(settings.task);
+    if (task == Task::kMulticlass)
+        return fmt::format("softmax regression ({} inputs, {} classes)", features, model.width());
+    return fmt::format("{} regression ({} inputs)", task == Task::kRegression ? "linear" : "logistic",
+                       features);
 }
 
 TrainingRun::TrainingRun(const RunRequest& request, Communicator& comm)
@@ -180,9 +202,10 @@ TrainingRun::TrainingRun(const RunRequest& request, Communicator& comm)
       host_threads_(settings_.threads > 0 ? static_cast<int>(settings_.threads)
                                           : tbb::this_task_arena::max_concurrency()),
       arena_(host_threads_),
-      loss_kind_(loss_kind(settings_.loss)),
-      data_(prepare_data(settings_, loss_kind_)),
-      model_(initialized_model(settings_, data_.features(), loss_kind_)),
+      task_(task_named(settings_.task)),
+      loss_kind_(task_ == Task::kBinary ? loss_kind(settings_.loss) : LossKind::kBceWithLogits),
+      data_(task_ == Task::kBinary ? prepare_data(settings_, loss_kind_) : prepare_data(settings_)),
+      model_(initialized_model(settings_, data_, loss_kind_)),
       optimizer_(settings_, model_.parameters().size()),
       shuffle_random_(settings_.seed ^ 0x9e3779b97f4a7c15ULL),
       identity_{trajectory_settings(settings_), data_.fingerprint, model_.layer_sizes()},
@@ -200,6 +223,7 @@ void TrainingRun::resume_from(const std::filesystem::path& checkpoint) {
     bounds.batch_size = batch_size_;
     bounds.parameter_count = model_.parameters().size();
     bounds.optimizer_kind = optimizer_.kind();
+    bounds.task = task_;
     state_ = read_checkpoint(checkpoint, identity_, bounds);
     model_.parameters() = state_.parameters;
     if (!optimizer_.restore(state_.optimizer_kind, state_.optimizer_steps, state_.optimizer_first,
@@ -217,22 +241,71 @@ void TrainingRun::print_header() const {
     const int64_t max_shards = (batch_size_ + rows_per_shard - 1) / rows_per_shard;
     const int ranks = comm_.size();
     const std::optional<float>& pos_weight = data_.pos_weight;
-    fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n",
-               nnplug::escaped(data_.split.train.description), data_.train_rows(), data_.test_rows(),
-               data_.class_weights.first, data_.class_weights.second, data_.load_seconds);
-    fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text_,
-               model_.parameters().size(), settings_.optimizer, settings_.learning_rate, settings_.batch_size,
-               request_.backend);
-    fmt::print("Loss: {} ({}), pos_weight {}\n", settings_.loss,
-               loss_kind_ == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
-                                                      : "aclnnBinaryCrossEntropy on probabilities",
-               pos_weight ? fmt::format("{:.4g}{}", *pos_weight,
-                                        loss_kind_ == LossKind::kBce ? " (in the positives' weights)" : "")
-                          : std::string("none"));
+    if (task_ != Task::kBinary) {
+        print_task_header();
+    } else {
+        fmt::print("Data: {}; {} train / {} test rows; class weights {:.4g} / {:.4g} ({:.2f} s)\n",
+                   nnplug::escaped(data_.split.train.description), data_.train_rows(), data_.test_rows(),
+                   data_.class_weights.first, data_.class_weights.second, data_.load_seconds);
+        fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text_,
+                   model_.parameters().size(), settings_.optimizer, settings_.learning_rate,
+                   settings_.batch_size, request_.backend);
+        fmt::print("Loss: {} ({}), pos_weight {}\n", settings_.loss,
+                   loss_kind_ == LossKind::kBceWithLogits ? "aclnnBinaryCrossEntropyWithLogits on logits"
+                                                          : "aclnnBinaryCrossEntropy on probabilities",
+                   pos_weight
+                       ? fmt::format("{:.4g}{}", *pos_weight,
+                                     loss_kind_ == LossKind::kBce ? " (in the positives' weights)" : "")
+                       : std::string("none"));
+    }
     fmt::print("Parallel: {} process{} x {} host thread{}; {} shard{} of {} rows per batch\n", ranks,
                ranks > 1 ? "es" : "", host_threads_, host_threads_ > 1 ? "s" : "", max_shards,
                max_shards > 1 ? "s" : "", std::min(rows_per_shard, batch_size_));
     std::fflush(stdout);
+}
+
+// The data, model and loss lines of a multi-class or regression run.
+void TrainingRun::print_task_header() const {
+    const std::string data = nnplug::escaped(data_.split.train.description);
+    if (task_ == Task::kMulticlass)
+        fmt::print("Data: {}; {} train / {} test rows; {} classes, class weights {} ({:.2f} s)\n", data,
+                   data_.train_rows(), data_.test_rows(), data_.class_loss_weights.size(),
+                   settings_.class_weights, data_.load_seconds);
+    else
+        fmt::print(
+            "Data: {}; {} train / {} test rows; target standardized with the training split's mean {:.4g} "
+            "and "
+            "scale {:.4g} ({:.2f} s)\n",
+            data, data_.train_rows(), data_.test_rows(), data_.target_mean, data_.target_scale,
+            data_.load_seconds);
+    fmt::print("Model: {}, {} parameters; optimizer {} lr {}; batch {}; backend {}\n", model_text_,
+               model_.parameters().size(), settings_.optimizer, settings_.learning_rate, settings_.batch_size,
+               request_.backend);
+    const std::string& loss = settings_.loss;
+    const std::string ops =
+        loss == "cross_entropy" ? "aclnnCrossEntropyLoss on logits, aclnnCrossEntropyLossGrad"
+        : loss == "nll"         ? "aclnnNLLLoss on the log-softmax, aclnnNLLLossBackward"
+        : loss == "mse"         ? "aclnnMseLoss, aclnnMseLossBackward"
+        : loss == "l1"          ? "aclnnL1Loss, aclnnL1LossBackward"
+        : loss == "smooth_l1"
+            ? fmt::format("aclnnSmoothL1Loss, aclnnSmoothL1LossBackward, beta {}", settings_.loss_beta)
+            : fmt::format("{0} x aclnnSmoothL1Loss with beta {0}, aclnnSmoothL1LossBackward; delta {0}",
+                          settings_.loss_beta);
+    fmt::print("Loss: {} ({})\n", loss, ops);
+}
+
+LossSetup TrainingRun::loss_setup() const {
+    LossSetup setup;
+    setup.task = task_;
+    setup.binary_kind = loss_kind_;
+    if (task_ == Task::kBinary && loss_kind_ == LossKind::kBceWithLogits) setup.pos_weight = data_.pos_weight;
+    if (task_ == Task::kMulticlass) {
+        setup.class_kind = class_loss(settings_.loss);
+        setup.class_weights = data_.class_loss_weights;
+    }
+    if (task_ == Task::kRegression) setup.regression_kind = regression_loss(settings_.loss);
+    setup.beta = static_cast<float>(settings_.loss_beta);
+    return setup;
 }
 
 int TrainingRun::run() {
@@ -246,10 +319,9 @@ int TrainingRun::run() {
     }
     start_outputs();
     print_header();
-    const std::optional<float> ops_pos_weight =
-        loss_kind_ == LossKind::kBceWithLogits ? data_.pos_weight : std::nullopt;
-    evaluator_.emplace(data_, loss_kind_, ops_pos_weight, arena_);  // on this thread's device
-    step_.emplace(StepSetup{data_, model_, optimizer_, comm_, arena_, loss_kind_, ops_pos_weight, batch_size_,
+    const LossSetup loss = loss_setup();
+    evaluator_.emplace(data_, loss, arena_);  // on this thread's device
+    step_.emplace(StepSetup{data_, model_, optimizer_, comm_, arena_, loss, batch_size_,
                             settings_.weight_decay, host_threads_, evaluator_->chunk_rows()});
     epoch_order_.emplace(static_cast<size_t>(data_.train_rows()));
     // oneTBB starts the arena's worker threads at its first parallel work: start them with
@@ -327,25 +399,48 @@ void TrainingRun::end_epoch(int64_t epoch, double epoch_seconds, int64_t epoch_s
     if (leader_) {
         const TestEvaluation test = evaluator_->run(model_);
         metrics.test_loss = test.loss;
-        metrics.test_accuracy = test.confusion.accuracy();
-        metrics.test_roc_auc = test.roc_auc;
+        // EpochMetrics' fields by task (checkpoint.h).
+        metrics.test_accuracy = task_ == Task::kMulticlass   ? test.classes.accuracy()
+                                : task_ == Task::kRegression ? test.errors.rmse
+                                                             : test.confusion.accuracy();
+        metrics.test_roc_auc = task_ == Task::kMulticlass   ? 0.0
+                               : task_ == Task::kRegression ? test.errors.mae
+                                                            : test.roc_auc;
     }
     state_.history.push_back(metrics);
     state_.epochs_done = epoch;
     state_.batches_done = 0;
     state_.epoch_start_random = shuffle_random_.state();  // where the next epoch starts
     write_outputs();
-    if (leader_) {
+    print_epoch(metrics, epoch_seconds, epoch_samples);
+    const bool periodic = settings_.checkpoint_every > 0 && epoch % settings_.checkpoint_every == 0;
+    if (periodic || stop_ != 0 || epoch == settings_.epochs) save_checkpoint();
+}
+
+// The epoch's line: loss, then accuracy (and a binary run's ROC AUC) or a regression's
+// test RMSE and MAE in the target's units.
+void TrainingRun::print_epoch(const EpochMetrics& m, double epoch_seconds, int64_t epoch_samples) const {
+    if (!leader_) return;
+    const std::string rate =
+        rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0);
+    if (task_ == Task::kBinary)
         fmt::print(
             "epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  AUC {:.4f}"
             "  |  {} samples/s\n",
-            epoch, settings_.epochs, metrics.train_loss, 100 * metrics.train_accuracy, metrics.test_loss,
-            100 * metrics.test_accuracy, metrics.test_roc_auc,
-            rate_text(epoch_seconds > 0 ? static_cast<double>(epoch_samples) / epoch_seconds : 0));
-        std::fflush(stdout);
-    }
-    const bool periodic = settings_.checkpoint_every > 0 && epoch % settings_.checkpoint_every == 0;
-    if (periodic || stop_ != 0 || epoch == settings_.epochs) save_checkpoint();
+            m.epoch, settings_.epochs, m.train_loss, 100 * m.train_accuracy, m.test_loss,
+            100 * m.test_accuracy, m.test_roc_auc, rate);
+    else if (task_ == Task::kMulticlass)
+        fmt::print(
+            "epoch {:>4}/{}  train loss {:.5f}  acc {:6.2f}%  |  test loss {:.5f}  acc {:6.2f}%  |  {} "
+            "samples/s\n",
+            m.epoch, settings_.epochs, m.train_loss, 100 * m.train_accuracy, m.test_loss,
+            100 * m.test_accuracy, rate);
+    else
+        fmt::print(
+            "epoch {:>4}/{}  train loss {:.5f}  |  test loss {:.5f}  RMSE {:.3f}  MAE {:.3f}  |  {} "
+            "samples/s\n",
+            m.epoch, settings_.epochs, m.train_loss, m.test_loss, m.test_rmse(), m.test_mae(), rate);
+    std::fflush(stdout);
 }
 
 // A checkpoint of a run whose epochs are all done: said so, and nothing is changed.
@@ -384,9 +479,9 @@ void TrainingRun::save_checkpoint() {
 
 void TrainingRun::write_outputs() {
     if (!leader_) return;
-    write_file_atomically(settings_.output_dir / "metrics.csv", metrics_csv(state_.history));
+    write_file_atomically(settings_.output_dir / "metrics.csv", metrics_csv(state_.history, task_));
     write_file_atomically(settings_.output_dir / "training_curves.svg",
-                          training_curves_svg(state_.history, title()));
+                          training_curves_svg(state_.history, title(), task_, settings_.loss));
 }
 
 // The summary describes the final model, also when a resumed run had nothing left to do.
@@ -412,6 +507,10 @@ int TrainingRun::finish() {
     summary.host_threads = host_threads_;
     summary.steps = batches_run_;
     summary.combine_seconds = comm_.combine_seconds() - combine_seconds_before_;
+    if (task_ != Task::kBinary) {
+        write_task_outputs(summary, final_test);
+        return kRunFinished;
+    }
     write_file_atomically(settings_.output_dir / "summary.json", summary_json(summary));
     write_file_atomically(settings_.output_dir / "roc_curve.svg",
                           roc_curve_svg(final_test.scores.data(), data_.split.test.labels.data(),
@@ -422,6 +521,33 @@ int TrainingRun::finish() {
         "config.yaml\n",
         nnplug::escaped(settings_.output_dir.string()));
     return kRunFinished;
+}
+
+// A multi-class run's confusion matrix, or a regression's errors and predictions: the
+// summary and its plot.
+void TrainingRun::write_task_outputs(RunSummary& summary, const TestEvaluation& final_test) const {
+    summary.task = task_;
+    std::string plot;
+    if (task_ == Task::kMulticlass) {
+        summary.classes = final_test.classes;
+        summary.class_names = data_.split.train.class_names;
+        plot = "confusion_matrix.svg";
+        write_file_atomically(settings_.output_dir / plot,
+                              confusion_matrix_svg(final_test.classes, summary.class_names, title()));
+    } else {
+        summary.errors = final_test.errors;
+        summary.test_rows = data_.test_rows();
+        plot = "predicted_vs_true.svg";
+        write_file_atomically(
+            settings_.output_dir / plot,
+            predicted_vs_true_svg(final_test.predictions.data(), data_.split.test.labels.data(),
+                                  data_.test_rows(), final_test.errors, title()));
+    }
+    write_file_atomically(settings_.output_dir / "summary.json", summary_json(summary));
+    fmt::print("\n{}", summary_text(summary));
+    fmt::print(
+        "Outputs in {}: metrics.csv, training_curves.svg, {}, summary.json, checkpoint.bin, config.yaml\n",
+        nnplug::escaped(settings_.output_dir.string()), plot);
 }
 
 }  // namespace

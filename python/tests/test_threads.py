@@ -4,6 +4,7 @@ import sys
 import threading
 import time
 
+import pytest
 import torch
 
 import nnplug.torch as nt
@@ -46,13 +47,20 @@ def test_threads_get_the_results_of_one_thread():
     assert failures == []
 
 
-def test_the_gil_is_released_while_an_op_runs():
+@pytest.mark.parametrize("path", ["operator", "generic call"])
+def test_the_gil_is_released_while_an_op_runs(path):
     # With a long switch interval a thread holding the GIL keeps it: the counter, which
     # hands the GIL back at every step (sleep(0)), can only move while the main thread
     # waits in a call that let it go.
     x = torch.rand(1 << 23)
     out = torch.empty(())
     described = [raw(x), raw(x), None]
+    if path == "operator":  # torch.ops.nnplug.*, through nnplug.torch
+        def call():
+            nt.binary_cross_entropy(x, x, reduction="sum")
+    else:  # nnplug._nnplug.run, by the op's schema
+        def call():
+            _nnplug.run("aclnnBinaryCrossEntropy", described, 2, raw(out))
     count, stop = [0], threading.Event()
 
     def counter():
@@ -68,7 +76,7 @@ def test_the_gil_is_released_while_an_op_runs():
         moved = 0
         for _ in range(3):
             before = count[0]
-            _nnplug.run("aclnnBinaryCrossEntropy", described, 2, raw(out))
+            call()
             moved += count[0] - before
     finally:
         sys.setswitchinterval(interval)

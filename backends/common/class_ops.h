@@ -159,7 +159,8 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
     if (stride == 1) {  // a row of zeros at once: 0.0 is all-zero bits in every float dtype
         const nnplug_tensor& out = call_.operand(slots_.out);
         const size_t size = nnplug_dtype_size(out.dtype);
-        std::memset(static_cast<char*>(out.data) + start * size, 0, static_cast<size_t>(call_.classes()) * size);
+        std::memset(static_cast<char*>(out.data) + start * size, 0,
+                    static_cast<size_t>(call_.classes()) * size);
     } else {
         for (int64_t c = 0; c < call_.classes(); ++c) call_.store(slots_.out, start + c * stride, 0.0f);
     }

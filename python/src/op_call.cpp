@@ -44,7 +44,8 @@ OperandTensor::OperandTensor(uintptr_t data, aclDataType dtype, const int64_t* s
     if (stage) {
         address = device_.data();
         if (bytes_ != 0) {
-            check_status(aclrtMemcpy(address, bytes_, reinterpret_cast<void*>(data), bytes_, ACL_MEMCPY_HOST_TO_DEVICE),
+            check_status(aclrtMemcpy(address, bytes_, reinterpret_cast<void*>(data), bytes_,
+                                     ACL_MEMCPY_HOST_TO_DEVICE),
                          "aclrtMemcpy");
         }
     }
@@ -60,12 +61,16 @@ void OperandTensor::copy_back() const {
                  "aclrtMemcpy");
 }
 
-CallStream::CallStream() { check_status(aclrtCreateStream(&stream_), "aclrtCreateStream"); }
+CallStream::CallStream() {
+    check_status(aclrtCreateStream(&stream_), "aclrtCreateStream");
+}
 
-CallStream::~CallStream() { aclrtDestroyStream(stream_); }
+CallStream::~CallStream() {
+    aclrtDestroyStream(stream_);
+}
 
-void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor, uint64_t workspace_size,
-                  RunFn run, aclrtStream stream) {
+void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor,
+                  uint64_t workspace_size, RunFn run, aclrtStream stream) {
     check_status(first_status, name);
     std::unique_ptr<DeviceBuffer> workspace;
     aclnnStatus status = ACLNN_SUCCESS;
@@ -105,7 +110,8 @@ void run_op(const OpEntry& op, const std::vector<std::optional<HostTensor>>& inp
     CallStream stream;
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
-    const aclnnStatus first = op.get_workspace(handles.data(), attrs, result.get(), &workspace_size, &executor);
+    const aclnnStatus first =
+        op.get_workspace(handles.data(), attrs, result.get(), &workspace_size, &executor);
     run_executor(op.name.c_str(), first, executor, workspace_size, op.run, stream.get());
     result.copy_back();
 }

@@ -71,10 +71,11 @@ private:
 class OperandTensor {
 public:
     OperandTensor(const HostTensor& host, bool stage)
-        : OperandTensor(host.data, host.dtype, host.shape.data(), host.strides.data(), host.shape.size(), stage) {}
+        : OperandTensor(host.data, host.dtype, host.shape.data(), host.strides.data(), host.shape.size(),
+                        stage) {}
     // The same from a view's parts (shape and strides: `rank` elements each, read here only).
-    OperandTensor(uintptr_t data, aclDataType dtype, const int64_t* shape, const int64_t* strides, size_t rank,
-                  bool stage);
+    OperandTensor(uintptr_t data, aclDataType dtype, const int64_t* shape, const int64_t* strides,
+                  size_t rank, bool stage);
     aclTensor* get() const { return tensor_.get(); }
     void copy_back() const;
 
@@ -105,8 +106,8 @@ private:
 // The second phase of `name` on the executor its first phase returned with `first_status`,
 // then a wait for the stream; an executor the run did not consume is destroyed. Throws
 // AclFailure (the first phase's failure included).
-void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor, uint64_t workspace_size,
-                  RunFn run, aclrtStream stream);
+void run_executor(const char* name, aclnnStatus first_status, aclOpExecutor* executor,
+                  uint64_t workspace_size, RunFn run, aclrtStream stream);
 
 // Runs `op` with `inputs` (std::nullopt for an absent optional operand) and its attributes
 // into `out`. `stage` copies every operand through aclrtMalloc'd memory. Throws AclFailure.

@@ -36,29 +36,46 @@ void initialize_from_python() {
 
 aclDataType acl_dtype(at::ScalarType type) {
     switch (type) {
-        case at::kFloat: return ACL_FLOAT;
-        case at::kHalf: return ACL_FLOAT16;
-        case at::kBFloat16: return ACL_BF16;
-        case at::kLong: return ACL_INT64;
-        case at::kInt: return ACL_INT32;
-        case at::kByte: return ACL_UINT8;
-        default: return ACL_DT_UNDEFINED;
+        case at::kFloat:
+            return ACL_FLOAT;
+        case at::kHalf:
+            return ACL_FLOAT16;
+        case at::kBFloat16:
+            return ACL_BF16;
+        case at::kLong:
+            return ACL_INT64;
+        case at::kInt:
+            return ACL_INT32;
+        case at::kByte:
+            return ACL_UINT8;
+        default:
+            return ACL_DT_UNDEFINED;
     }
 }
 
 // Names as Python spells them: torch.float64, torch.sparse_coo.
-std::string python_name(at::ScalarType type) { return "torch." + torch::utils::getDtypeNames(type).first; }
+std::string python_name(at::ScalarType type) {
+    return "torch." + torch::utils::getDtypeNames(type).first;
+}
 
 std::string python_name(at::Layout layout) {
     switch (layout) {
-        case at::kStrided: return "torch.strided";
-        case at::kSparse: return "torch.sparse_coo";
-        case at::kSparseCsr: return "torch.sparse_csr";
-        case at::kSparseCsc: return "torch.sparse_csc";
-        case at::kSparseBsr: return "torch.sparse_bsr";
-        case at::kSparseBsc: return "torch.sparse_bsc";
-        case at::kMkldnn: return "torch._mkldnn";
-        default: return c10::str(layout);
+        case at::kStrided:
+            return "torch.strided";
+        case at::kSparse:
+            return "torch.sparse_coo";
+        case at::kSparseCsr:
+            return "torch.sparse_csr";
+        case at::kSparseCsc:
+            return "torch.sparse_csc";
+        case at::kSparseBsr:
+            return "torch.sparse_bsr";
+        case at::kSparseBsc:
+            return "torch.sparse_bsc";
+        case at::kMkldnn:
+            return "torch._mkldnn";
+        default:
+            return c10::str(layout);
     }
 }
 
@@ -76,11 +93,13 @@ std::string dtype_list(std::initializer_list<at::ScalarType> dtypes) {
 // that keeps its values elsewhere has none).
 void check_within_storage(const at::Tensor& tensor, const char* op, const char* name) {
     if (tensor.numel() == 0) return;
-    TORCH_CHECK_TYPE(tensor.has_storage() && tensor.data_ptr() != nullptr, "nnplug.torch.", op, ": ", name,
-                     " has no memory of its own (a tensor subclass or a tensor without storage); pass a plain tensor");
+    TORCH_CHECK_TYPE(
+        tensor.has_storage() && tensor.data_ptr() != nullptr, "nnplug.torch.", op, ": ", name,
+        " has no memory of its own (a tensor subclass or a tensor without storage); pass a plain tensor");
     int64_t last = tensor.storage_offset();
     for (int64_t d = 0; d < tensor.dim(); ++d) last += (tensor.size(d) - 1) * tensor.stride(d);
-    const int64_t held = static_cast<int64_t>(tensor.storage().nbytes()) / static_cast<int64_t>(tensor.itemsize());
+    const int64_t held =
+        static_cast<int64_t>(tensor.storage().nbytes()) / static_cast<int64_t>(tensor.itemsize());
     TORCH_CHECK_VALUE(last < held, "nnplug.torch.", op, ": ", name, " reaches element ", last,
                       " of a storage of ", held, " (resized under the view)");
 }
@@ -103,7 +122,8 @@ void bind_runtime_state() {
 at::Tensor resolved(const at::Tensor& tensor) {
     if (!tensor.defined()) return tensor;
     // torch's zeros without memory (an autograd gradient may be one): its values, made
-    if (tensor._is_zerotensor()) return at::zeros(tensor.sizes(), tensor.options().dtype(tensor.scalar_type()));
+    if (tensor._is_zerotensor())
+        return at::zeros(tensor.sizes(), tensor.options().dtype(tensor.scalar_type()));
     if (!(tensor.is_neg() || tensor.is_conj())) return tensor;
     return tensor.resolve_conj().resolve_neg();
 }
@@ -116,10 +136,11 @@ void check_operand(const at::Tensor& tensor, const char* op, const char* name,
                      " tensor; nnplug takes strided CPU tensors");
     bool allowed = false;
     for (const at::ScalarType type : dtypes) allowed = allowed || tensor.scalar_type() == type;
-    TORCH_CHECK_TYPE(allowed, "nnplug.torch.", op, ": ", name, " has dtype ", python_name(tensor.scalar_type()),
-                     "; nnplug takes ", dtype_list(dtypes));
-    TORCH_CHECK_TYPE(!tensor.is_neg() && !tensor.is_conj(), "nnplug.torch.", op, ": ", name,
-                     " has torch's negative or conjugate bit set; resolve it first (resolve_neg(), resolve_conj())");
+    TORCH_CHECK_TYPE(allowed, "nnplug.torch.", op, ": ", name, " has dtype ",
+                     python_name(tensor.scalar_type()), "; nnplug takes ", dtype_list(dtypes));
+    TORCH_CHECK_TYPE(
+        !tensor.is_neg() && !tensor.is_conj(), "nnplug.torch.", op, ": ", name,
+        " has torch's negative or conjugate bit set; resolve it first (resolve_neg(), resolve_conj())");
     check_within_storage(tensor, op, name);
 }
 
@@ -130,15 +151,18 @@ AclCall::AclCall() {
 
 aclTensor* AclCall::add(const at::Tensor& tensor) {
     try {
-        operands_.emplace_back(reinterpret_cast<uintptr_t>(tensor.data_ptr()), acl_dtype(tensor.scalar_type()),
-                               tensor.sizes().data(), tensor.strides().data(), tensor.sizes().size(), stage_);
+        operands_.emplace_back(reinterpret_cast<uintptr_t>(tensor.data_ptr()),
+                               acl_dtype(tensor.scalar_type()), tensor.sizes().data(),
+                               tensor.strides().data(), tensor.sizes().size(), stage_);
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }
     return operands_.back().get();
 }
 
-const aclTensor* AclCall::in(const at::Tensor& tensor) { return tensor.defined() ? add(tensor) : nullptr; }
+const aclTensor* AclCall::in(const at::Tensor& tensor) {
+    return tensor.defined() ? add(tensor) : nullptr;
+}
 
 aclTensor* AclCall::out(const at::Tensor& tensor) {
     aclTensor* handle = add(tensor);

@@ -32,7 +32,9 @@ void check_target_shape(const char* loss, const at::Tensor& input, const at::Ten
                       target.sizes(), " where input ", input.sizes(), " needs ", at::IntArrayRef(expected));
 }
 
-int64_t class_count(const at::Tensor& input) { return input.dim() == 1 ? input.size(0) : input.size(1); }
+int64_t class_count(const at::Tensor& input) {
+    return input.dim() == 1 ? input.size(0) : input.size(1);
+}
 
 // The operands and attributes both losses resolve, check and keep for the backward.
 struct ClassCall {
@@ -72,7 +74,9 @@ at::Tensor in_dtype(const at::Tensor& tensor, at::ScalarType dtype) {
     return tensor.scalar_type() == dtype ? tensor : tensor.to(dtype);
 }
 
-bool had_weight(AutogradContext* ctx) { return (ctx->saved_data["packed"].toInt() & 4) != 0; }
+bool had_weight(AutogradContext* ctx) {
+    return (ctx->saved_data["packed"].toInt() & 4) != 0;
+}
 
 std::vector<int64_t> input_shape(AutogradContext* ctx, const ClassCall& call) {
     const auto shape = ctx->saved_data.find("input_shape");
@@ -113,7 +117,8 @@ void nll_forward(const ClassCall& c, const at::Tensor& out, const at::Tensor& to
         planar ? aclnnNLLLoss2d : aclnnNLLLoss);
 }
 
-void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& total_weight, const at::Tensor& out) {
+void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& total_weight,
+                  const at::Tensor& out) {
     AclCall acl;
     const aclTensor* g = acl.in(grad);
     const aclTensor* self = acl.in(c.input);
@@ -125,16 +130,16 @@ void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& 
         acl.run(
             "aclnnNLLLoss2dBackward",
             [&](uint64_t* size, aclOpExecutor** executor) {
-                return aclnnNLLLoss2dBackwardGetWorkspaceSize(g, self, target, weight, c.reduction, c.ignore_index,
-                                                              total, result, size, executor);
+                return aclnnNLLLoss2dBackwardGetWorkspaceSize(g, self, target, weight, c.reduction,
+                                                              c.ignore_index, total, result, size, executor);
             },
             aclnnNLLLoss2dBackward);
     } else {
         acl.run(
             "aclnnNLLLossBackward",
             [&](uint64_t* size, aclOpExecutor** executor) {
-                return aclnnNLLLossBackwardGetWorkspaceSize(g, self, target, weight, c.reduction, c.ignore_index,
-                                                            total, result, size, executor);
+                return aclnnNLLLossBackwardGetWorkspaceSize(g, self, target, weight, c.reduction,
+                                                            c.ignore_index, total, result, size, executor);
             },
             aclnnNLLLossBackward);
     }
@@ -167,13 +172,14 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
 };
 
 at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_given,
-                    const c10::optional<at::Tensor>& weight_given, c10::string_view reduction, int64_t ignore_index) {
+                    const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
+                    int64_t ignore_index) {
     const at::Tensor input = resolved(input_given);
     const at::Tensor target = resolved(target_given);
     check_operand(input, "nll_loss", "input", kFloatTypes);
     check_operand(target, "nll_loss", "target", kClassIndexTypes);
-    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())), reduction_code("nll_loss", reduction),
-                   ignore_index};
+    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())),
+                   reduction_code("nll_loss", reduction), ignore_index};
     if (call.weight.defined()) {
         check_operand(call.weight, "nll_loss", "weight", kFloatTypes);
         call.weight = call.weight.to(input.scalar_type());
@@ -187,7 +193,6 @@ at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_give
     }
     return NllLossFunction::apply(input_given, target_given, weight_given, call);
 }
-
 
 // ---- cross_entropy
 
@@ -214,9 +219,9 @@ void cross_entropy_forward(const ClassCall& c, const at::Tensor& loss, const at:
     acl.run(
         "aclnnCrossEntropyLoss",
         [&](uint64_t* size, aclOpExecutor** executor) {
-            return aclnnCrossEntropyLossGetWorkspaceSize(input, target, weight, reduction.word, c.ignore_index,
-                                                         c.label_smoothing, 0.0, false, loss_out, log_prob_out, zloss,
-                                                         lse, size, executor);
+            return aclnnCrossEntropyLossGetWorkspaceSize(input, target, weight, reduction.word,
+                                                         c.ignore_index, c.label_smoothing, 0.0, false,
+                                                         loss_out, log_prob_out, zloss, lse, size, executor);
         },
         aclnnCrossEntropyLoss);
 }
@@ -234,8 +239,8 @@ void cross_entropy_backward(const ClassCall& c, const at::Tensor& grad, const at
         "aclnnCrossEntropyLossGrad",
         [&](uint64_t* size, aclOpExecutor** executor) {
             return aclnnCrossEntropyLossGradGetWorkspaceSize(g, log_probs, target, weight, nullptr, nullptr,
-                                                             reduction.word, c.ignore_index, c.label_smoothing, 0.0,
-                                                             result, size, executor);
+                                                             reduction.word, c.ignore_index,
+                                                             c.label_smoothing, 0.0, result, size, executor);
         },
         aclnnCrossEntropyLossGrad);
 }
@@ -253,7 +258,8 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
                               const c10::optional<at::Tensor>& weight, const ClassCall& call) {
         const auto options = at::TensorOptions(call.input.scalar_type());
-        at::Tensor loss = call.reduction == 0 ? at::empty({call.input.size(0)}, options) : at::empty({}, options);
+        at::Tensor loss =
+            call.reduction == 0 ? at::empty({call.input.size(0)}, options) : at::empty({}, options);
         at::Tensor log_prob = at::empty(call.input.sizes(), options);
         cross_entropy_forward(call, loss, log_prob);
         save(ctx, call, log_prob, input.sizes(), weight.has_value() && weight->defined());
@@ -299,8 +305,8 @@ void map_negative_ignore_index(ClassCall& call, int64_t classes) {
     const int64_t at_c = first_index_of(call.target, classes);
     if (at_c >= 0) {
         raise_nnplug_error(python::AclFailure(
-            ACLNN_ERR_PARAM_INVALID, "aclnnCrossEntropyLoss: target element " + std::to_string(at_c) + " is " +
-                                         std::to_string(classes) + ", not a class index in [0, " +
+            ACLNN_ERR_PARAM_INVALID, "aclnnCrossEntropyLoss: target element " + std::to_string(at_c) +
+                                         " is " + std::to_string(classes) + ", not a class index in [0, " +
                                          std::to_string(classes) + ") nor ignoreIndex " +
                                          std::to_string(call.ignore_index) + " (status 161002)"));
     }
@@ -314,12 +320,16 @@ at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target
     const at::Tensor input = resolved(input_given);
     const at::Tensor target = resolved(target_given);
     check_operand(input, "cross_entropy", "input", kFloatTypes);
-    TORCH_CHECK_TYPE(!at::isFloatingType(target.scalar_type()),
-                     "nnplug.torch.cross_entropy: target is a ", target.scalar_type(),
+    TORCH_CHECK_TYPE(!at::isFloatingType(target.scalar_type()), "nnplug.torch.cross_entropy: target is a ",
+                     target.scalar_type(),
                      " tensor of class probabilities; nnplug takes class indices (torch.int64)");
     check_operand(target, "cross_entropy", "target", {at::kLong, at::kInt});
-    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())),
-                   reduction_code("cross_entropy", reduction), ignore_index, label_smoothing};
+    ClassCall call{input,
+                   target,
+                   resolved(weight_given.value_or(at::Tensor())),
+                   reduction_code("cross_entropy", reduction),
+                   ignore_index,
+                   label_smoothing};
     if (call.weight.defined()) {
         check_operand(call.weight, "cross_entropy", "weight", kFloatTypes);
         call.weight = call.weight.to(at::kFloat);  // the op's weight is float32 whatever the input's dtype
@@ -340,10 +350,13 @@ at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target
 }  // namespace nnplug::torch_ops
 
 TORCH_LIBRARY_FRAGMENT(nnplug, m) {
-    m.def("nll_loss(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', int ignore_index=-100) "
-          "-> Tensor",
-          &nnplug::torch_ops::nll_loss);
-    m.def("cross_entropy(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', "
-          "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
-          &nnplug::torch_ops::cross_entropy);
+    m.def(
+        "nll_loss(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', int "
+        "ignore_index=-100) "
+        "-> Tensor",
+        &nnplug::torch_ops::nll_loss);
+    m.def(
+        "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', "
+        "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+        &nnplug::torch_ops::cross_entropy);
 }

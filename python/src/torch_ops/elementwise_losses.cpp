@@ -28,21 +28,27 @@ namespace {
 // An aclnn call whose first phase takes `tensors...`, then `attrs...` (by value), then out.
 // The tensors become aclTensors in order; each op below is one line of it.
 template <class... Attrs>
-void call(const char* name, aclnnStatus (*first)(const aclTensor*, const aclTensor*, Attrs..., aclTensor*,
-                                                 uint64_t*, aclOpExecutor**),
-          python::RunFn second, const at::Tensor& a, const at::Tensor& b, Attrs... attrs, const at::Tensor& out) {
+void call(const char* name,
+          aclnnStatus (*first)(const aclTensor*, const aclTensor*, Attrs..., aclTensor*, uint64_t*,
+                               aclOpExecutor**),
+          python::RunFn second, const at::Tensor& a, const at::Tensor& b, Attrs... attrs,
+          const at::Tensor& out) {
     AclCall acl;
     const aclTensor* x = acl.in(a);
     const aclTensor* y = acl.in(b);
     aclTensor* result = acl.out(out);
-    acl.run(name, [&](uint64_t* size, aclOpExecutor** executor) { return first(x, y, attrs..., result, size, executor); },
-            second);
+    acl.run(
+        name,
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return first(x, y, attrs..., result, size, executor);
+        },
+        second);
 }
 
 template <class... Attrs>
 void call(const char* name,
-          aclnnStatus (*first)(const aclTensor*, const aclTensor*, const aclTensor*, Attrs..., aclTensor*, uint64_t*,
-                               aclOpExecutor**),
+          aclnnStatus (*first)(const aclTensor*, const aclTensor*, const aclTensor*, Attrs..., aclTensor*,
+                               uint64_t*, aclOpExecutor**),
           python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, Attrs... attrs,
           const at::Tensor& out) {
     AclCall acl;
@@ -50,36 +56,40 @@ void call(const char* name,
     const aclTensor* y = acl.in(b);
     const aclTensor* z = acl.in(c);
     aclTensor* result = acl.out(out);
-    acl.run(name,
-            [&](uint64_t* size, aclOpExecutor** executor) { return first(x, y, z, attrs..., result, size, executor); },
-            second);
+    acl.run(
+        name,
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return first(x, y, z, attrs..., result, size, executor);
+        },
+        second);
 }
 
 template <class... Attrs>
 void call(const char* name,
-          aclnnStatus (*first)(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, Attrs...,
-                               aclTensor*, uint64_t*, aclOpExecutor**),
-          python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Tensor& d,
-          Attrs... attrs, const at::Tensor& out) {
+          aclnnStatus (*first)(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*,
+                               Attrs..., aclTensor*, uint64_t*, aclOpExecutor**),
+          python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
+          const at::Tensor& d, Attrs... attrs, const at::Tensor& out) {
     AclCall acl;
     const aclTensor* x = acl.in(a);
     const aclTensor* y = acl.in(b);
     const aclTensor* z = acl.in(c);
     const aclTensor* w = acl.in(d);
     aclTensor* result = acl.out(out);
-    acl.run(name,
-            [&](uint64_t* size, aclOpExecutor** executor) {
-                return first(x, y, z, w, attrs..., result, size, executor);
-            },
-            second);
+    acl.run(
+        name,
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return first(x, y, z, w, attrs..., result, size, executor);
+        },
+        second);
 }
 
 template <class... Attrs>
 void call(const char* name,
           aclnnStatus (*first)(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*,
                                const aclTensor*, Attrs..., aclTensor*, uint64_t*, aclOpExecutor**),
-          python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Tensor& d,
-          const at::Tensor& e, Attrs... attrs, const at::Tensor& out) {
+          python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
+          const at::Tensor& d, const at::Tensor& e, Attrs... attrs, const at::Tensor& out) {
     AclCall acl;
     const aclTensor* x = acl.in(a);
     const aclTensor* y = acl.in(b);
@@ -87,11 +97,12 @@ void call(const char* name,
     const aclTensor* w = acl.in(d);
     const aclTensor* v = acl.in(e);
     aclTensor* result = acl.out(out);
-    acl.run(name,
-            [&](uint64_t* size, aclOpExecutor** executor) {
-                return first(x, y, z, w, v, attrs..., result, size, executor);
-            },
-            second);
+    acl.run(
+        name,
+        [&](uint64_t* size, aclOpExecutor** executor) {
+            return first(x, y, z, w, v, attrs..., result, size, executor);
+        },
+        second);
 }
 
 // The gradient w.r.t. target of a loss of self - target whose gradient is odd in it: the
@@ -105,8 +116,8 @@ const LossOps kBinaryCrossEntropy{
     "binary_cross_entropy",
     {"input", "target", "weight", nullptr},
     [](const Operands& o, const Attrs& a, const at::Tensor& out) {
-        call<int64_t>("aclnnBinaryCrossEntropy", aclnnBinaryCrossEntropyGetWorkspaceSize, aclnnBinaryCrossEntropy,
-                      o[0], o[1], o[2], a.reduction, out);
+        call<int64_t>("aclnnBinaryCrossEntropy", aclnnBinaryCrossEntropyGetWorkspaceSize,
+                      aclnnBinaryCrossEntropy, o[0], o[1], o[2], a.reduction, out);
     },
     {[](const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
          call<int64_t>("aclnnBinaryCrossEntropyBackward", aclnnBinaryCrossEntropyBackwardGetWorkspaceSize,
@@ -129,13 +140,14 @@ const LossOps kBinaryCrossEntropyWithLogits{
     {[](const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
          call<int64_t>("aclnnBinaryCrossEntropyWithLogitsBackward",
                        aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize,
-                       aclnnBinaryCrossEntropyWithLogitsBackward, g, o[0], o[1], o[2], o[3], a.reduction, out);
+                       aclnnBinaryCrossEntropyWithLogitsBackward, g, o[0], o[1], o[2], o[3], a.reduction,
+                       out);
      },
      [](const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
          call<int64_t>("aclnnBinaryCrossEntropyWithLogitsTargetBackward",
                        aclnnBinaryCrossEntropyWithLogitsTargetBackwardGetWorkspaceSize,
-                       aclnnBinaryCrossEntropyWithLogitsTargetBackward, g, o[0], o[1], o[2], o[3], a.reduction,
-                       out);
+                       aclnnBinaryCrossEntropyWithLogitsTargetBackward, g, o[0], o[1], o[2], o[3],
+                       a.reduction, out);
      },
      nullptr, nullptr},
     OutDtype::target,
@@ -143,15 +155,15 @@ const LossOps kBinaryCrossEntropyWithLogits{
     false};
 
 void mse_backward(const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
-    call<int64_t>("aclnnMseLossBackward", aclnnMseLossBackwardGetWorkspaceSize, aclnnMseLossBackward, g, o[0], o[1],
-                  a.reduction, out);
+    call<int64_t>("aclnnMseLossBackward", aclnnMseLossBackwardGetWorkspaceSize, aclnnMseLossBackward, g, o[0],
+                  o[1], a.reduction, out);
 }
 
 const LossOps kMseLoss{"mse_loss",
                        {"input", "target", nullptr, nullptr},
                        [](const Operands& o, const Attrs& a, const at::Tensor& out) {
-                           call<int64_t>("aclnnMseLoss", aclnnMseLossGetWorkspaceSize, aclnnMseLoss, o[0], o[1],
-                                         a.reduction, out);
+                           call<int64_t>("aclnnMseLoss", aclnnMseLossGetWorkspaceSize, aclnnMseLoss, o[0],
+                                         o[1], a.reduction, out);
                        },
                        {mse_backward, swapped<mse_backward>, nullptr, nullptr},
                        OutDtype::promoted,
@@ -159,8 +171,8 @@ const LossOps kMseLoss{"mse_loss",
                        true};
 
 void l1_backward(const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
-    call<int64_t>("aclnnL1LossBackward", aclnnL1LossBackwardGetWorkspaceSize, aclnnL1LossBackward, g, o[0], o[1],
-                  a.reduction, out);
+    call<int64_t>("aclnnL1LossBackward", aclnnL1LossBackwardGetWorkspaceSize, aclnnL1LossBackward, g, o[0],
+                  o[1], a.reduction, out);
 }
 
 const LossOps kL1Loss{"l1_loss",
@@ -175,13 +187,14 @@ const LossOps kL1Loss{"l1_loss",
                       true};
 
 void smooth_l1_forward(const Operands& o, const Attrs& a, const at::Tensor& out) {
-    call<int64_t, float>("aclnnSmoothL1Loss", aclnnSmoothL1LossGetWorkspaceSize, aclnnSmoothL1Loss, o[0], o[1],
-                         a.reduction, static_cast<float>(a.real), out);
+    call<int64_t, float>("aclnnSmoothL1Loss", aclnnSmoothL1LossGetWorkspaceSize, aclnnSmoothL1Loss, o[0],
+                         o[1], a.reduction, static_cast<float>(a.real), out);
 }
 
 void smooth_l1_backward(const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
     call<int64_t, float>("aclnnSmoothL1LossBackward", aclnnSmoothL1LossBackwardGetWorkspaceSize,
-                         aclnnSmoothL1LossBackward, g, o[0], o[1], a.reduction, static_cast<float>(a.real), out);
+                         aclnnSmoothL1LossBackward, g, o[0], o[1], a.reduction, static_cast<float>(a.real),
+                         out);
 }
 
 const LossOps kSmoothL1Loss{"smooth_l1_loss",
@@ -210,7 +223,8 @@ void huber_backward(const at::Tensor& g, const Operands& o, const Attrs& a, cons
     if (g.numel() != 1) return smooth_l1_backward(g * a.real, o, a, out);
     at::Tensor scaled = at::empty(g.sizes(), g.options());
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(), "huber_backward", [&] {
-        *scaled.data_ptr<scalar_t>() = static_cast<scalar_t>(static_cast<double>(*g.data_ptr<scalar_t>()) * a.real);
+        *scaled.data_ptr<scalar_t>() =
+            static_cast<scalar_t>(static_cast<double>(*g.data_ptr<scalar_t>()) * a.real);
     });
     smooth_l1_backward(scaled, o, a, out);
 }
@@ -231,8 +245,8 @@ const LossOps kSoftMarginLoss{
     "soft_margin_loss",
     {"input", "target", nullptr, nullptr},
     [](const Operands& o, const Attrs& a, const at::Tensor& out) {
-        call<int64_t>("aclnnSoftMarginLoss", aclnnSoftMarginLossGetWorkspaceSize, aclnnSoftMarginLoss, o[0], o[1],
-                      a.reduction, out);
+        call<int64_t>("aclnnSoftMarginLoss", aclnnSoftMarginLossGetWorkspaceSize, aclnnSoftMarginLoss, o[0],
+                      o[1], a.reduction, out);
     },
     {[](const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
          call<int64_t>("aclnnSoftMarginLossBackward", aclnnSoftMarginLossBackwardGetWorkspaceSize,
@@ -263,8 +277,9 @@ const LossOps kKlDiv{"kl_div",
                       },
                       [](const at::Tensor& g, const Operands& o, const Attrs& a, const at::Tensor& out) {
                           const auto [grad, reduction] = kl_div_incoming(g, a);
-                          call<int64_t, bool>("aclnnKlDivTargetBackward", aclnnKlDivTargetBackwardGetWorkspaceSize,
-                                              aclnnKlDivTargetBackward, grad, o[0], o[1], reduction, a.flag, out);
+                          call<int64_t, bool>(
+                              "aclnnKlDivTargetBackward", aclnnKlDivTargetBackwardGetWorkspaceSize,
+                              aclnnKlDivTargetBackward, grad, o[0], o[1], reduction, a.flag, out);
                       },
                       nullptr, nullptr},
                      OutDtype::promoted,
@@ -276,7 +291,8 @@ at::Tensor two_operand_loss(const LossOps& ops, const at::Tensor& input, const a
     Attrs attrs{reduction_code(ops.name, reduction, &ops == &kKlDiv), real, flag, 1};
     const Operands operands = checked_operands(ops, input, target, c10::nullopt, c10::nullopt);
     if (attrs.reduction == 3) {
-        TORCH_CHECK_VALUE(operands[0].dim() > 0, "nnplug.torch.kl_div: batchmean needs an input of at least one dim");
+        TORCH_CHECK_VALUE(operands[0].dim() > 0,
+                          "nnplug.torch.kl_div: batchmean needs an input of at least one dim");
         attrs.batch = operands[0].size(0);
     }
     return apply_loss(ops, attrs, operands);
@@ -311,7 +327,8 @@ at::Tensor smooth_l1_loss(const at::Tensor& input, const at::Tensor& target, c10
     return two_operand_loss(kSmoothL1Loss, input, target, reduction, beta);
 }
 
-at::Tensor huber_loss(const at::Tensor& input, const at::Tensor& target, c10::string_view reduction, double delta) {
+at::Tensor huber_loss(const at::Tensor& input, const at::Tensor& target, c10::string_view reduction,
+                      double delta) {
     TORCH_CHECK_VALUE(delta > 0, "nnplug.torch.huber_loss: delta must be positive, not ", delta);
     return two_operand_loss(kHuberLoss, input, target, reduction, delta);
 }
@@ -320,7 +337,8 @@ at::Tensor soft_margin_loss(const at::Tensor& input, const at::Tensor& target, c
     return two_operand_loss(kSoftMarginLoss, input, target, reduction);
 }
 
-at::Tensor kl_div(const at::Tensor& input, const at::Tensor& target, c10::string_view reduction, bool log_target) {
+at::Tensor kl_div(const at::Tensor& input, const at::Tensor& target, c10::string_view reduction,
+                  bool log_target) {
     return two_operand_loss(kKlDiv, input, target, reduction, 0.0, log_target);
 }
 
@@ -329,16 +347,21 @@ at::Tensor kl_div(const at::Tensor& input, const at::Tensor& target, c10::string
 
 TORCH_LIBRARY_FRAGMENT(nnplug, m) {
     using namespace nnplug::torch_ops;
-    m.def("binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean') -> Tensor",
-          &binary_cross_entropy);
-    m.def("binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
-          "Tensor? pos_weight=None, str reduction='mean') -> Tensor",
-          &binary_cross_entropy_with_logits);
+    m.def(
+        "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean') -> "
+        "Tensor",
+        &binary_cross_entropy);
+    m.def(
+        "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
+        "Tensor? pos_weight=None, str reduction='mean') -> Tensor",
+        &binary_cross_entropy_with_logits);
     m.def("mse_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor", &mse_loss);
     m.def("l1_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor", &l1_loss);
     m.def("smooth_l1_loss(Tensor input, Tensor target, str reduction='mean', float beta=1.0) -> Tensor",
           &smooth_l1_loss);
-    m.def("huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0) -> Tensor", &huber_loss);
+    m.def("huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0) -> Tensor",
+          &huber_loss);
     m.def("soft_margin_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor", &soft_margin_loss);
-    m.def("kl_div(Tensor input, Tensor target, str reduction='mean', bool log_target=False) -> Tensor", &kl_div);
+    m.def("kl_div(Tensor input, Tensor target, str reduction='mean', bool log_target=False) -> Tensor",
+          &kl_div);
 }

@@ -59,8 +59,9 @@ at::Tensor as_operand(at::Tensor grad, const at::Tensor& operand) {
 }
 
 struct LossFunction : torch::autograd::Function<LossFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const LossOps* ops, const Attrs& attrs, const at::Tensor& input,
-                              const at::Tensor& target, const c10::optional<at::Tensor>& third,
+    static at::Tensor forward(AutogradContext* ctx, const LossOps* ops, const Attrs& attrs,
+                              const at::Tensor& input, const at::Tensor& target,
+                              const c10::optional<at::Tensor>& third,
                               const c10::optional<at::Tensor>& fourth) {
         const Operands operands{input, target, third.value_or(at::Tensor()), fourth.value_or(at::Tensor())};
         ctx->save_for_backward({operands[0], operands[1], operands[2], operands[3]});
@@ -93,7 +94,8 @@ struct LossFunction : torch::autograd::Function<LossFunction> {
             TORCH_CHECK(ops->gradients[i] != nullptr, "nnplug.torch: the derivative of ", ops->name, " for '",
                         ops->operands[i], "' is not implemented");
             if (!inputs[0].defined()) inputs = gradient_operands(*ops, operands);
-            at::Tensor out = at::empty(loss_shape(*ops, operands), at::TensorOptions(dtype_of(ops->grad_dtype, operands, i)));
+            at::Tensor out = at::empty(loss_shape(*ops, operands),
+                                       at::TensorOptions(dtype_of(ops->grad_dtype, operands, i)));
             ops->gradients[i](resolved(grad_outputs[0]), inputs, attrs, out);
             grads[2 + i] = as_operand(out, operands[i]);
         }
@@ -104,8 +106,11 @@ struct LossFunction : torch::autograd::Function<LossFunction> {
 }  // namespace
 
 at::Tensor apply_loss(const LossOps& ops, const Attrs& attrs, const Operands& operands) {
-    auto optional = [](const at::Tensor& t) { return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt; };
-    return LossFunction::apply(&ops, attrs, operands[0], operands[1], optional(operands[2]), optional(operands[3]));
+    auto optional = [](const at::Tensor& t) {
+        return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+    };
+    return LossFunction::apply(&ops, attrs, operands[0], operands[1], optional(operands[2]),
+                               optional(operands[3]));
 }
 
 Operands checked_operands(const LossOps& ops, const at::Tensor& input, const at::Tensor& target,

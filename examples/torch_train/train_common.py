@@ -279,6 +279,14 @@ class Processes:
         self.dist.all_reduce(total)
         return float(total)
 
+    def gather(self, value):
+        """Every process's value, by rank."""
+        if not self.distributed:
+            return [value]
+        values = [torch.zeros(1, dtype=torch.float64) for _ in range(self.size)]
+        self.dist.all_gather(values, torch.tensor([value], dtype=torch.float64))
+        return [float(v) for v in values]
+
     def parameters_agree(self, model):
         """Whether every process holds the same parameters, bit for bit."""
         if not self.distributed:
@@ -304,7 +312,7 @@ def train(processes, model, optimizer, loss_of_rows, train_rows, settings, epoch
     history = []
     for epoch in range(1, epochs + 1):
         order = orders.next()
-        total = 0.0
+        total, own_rows = 0.0, 0
         for start in range(0, train_rows, batch):
             rows = order[start:start + batch]
             mine = torch.tensor(processes.share(rows), dtype=torch.long)
@@ -318,7 +326,11 @@ def train(processes, model, optimizer, loss_of_rows, train_rows, settings, epoch
                 (loss * (processes.size / len(rows))).backward()
             optimizer.step()
             total += float(loss)
+            own_rows += len(mine)
         history.append(processes.sum(total) / train_rows)
         if processes.rank == 0:
             print(f"epoch {epoch:3d}  train loss {history[-1]:.6f}", flush=True)
+    shares = processes.gather(own_rows)
+    if processes.rank == 0 and processes.distributed:
+        print(f"training rows of an epoch by process: {', '.join(str(int(n)) for n in shares)}", flush=True)
     return history

@@ -4,9 +4,12 @@ with nnplug.torch.CrossEntropyLoss (or NLLLoss with `loss: nll`): the loss and i
 run as aclnn ops on the backend the config names. In one process, or data-parallel with
 DistributedDataParallel on the processes torchrun starts (see docs/python.md):
 
-    python3 examples/torch_train/train_digits.py [--backend atlas_emu]
-    torchrun --nproc_per_node=2 --master_addr 127.0.0.1 --master_port 29500 \\
-        --redirects 2 --tee 2 examples/torch_train/train_digits.py
+    /usr/bin/python3 examples/torch_train/train_digits.py [--backend atlas_emu]
+    GLOO_SOCKET_IFNAME=lo /usr/bin/python3 -m torch.distributed.run --nproc_per_node=2 \\
+        --master_addr 127.0.0.1 --master_port 29500 --redirects 2 --tee 2 --monitor_interval 0.2 \\
+        examples/torch_train/train_digits.py
+
+(Debian's torch 1.13 launcher fails on Python 3.11 unless --redirects and --tee are both 1 or 2.)
 """
 
 import math

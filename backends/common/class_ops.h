@@ -91,6 +91,11 @@ public:
     // writes: logProb (CrossEntropyLoss), the unreduced loss, or the gradient row.
     void nll_row(int64_t row, double& loss, double& weight) const;
     void nll_backward_row(int64_t row, float grad_scale) const;
+    // The same for rows [begin, end) of a reduced float32 (N, C) call with dense int64
+    // targets and rows contiguous along the classes, without a dtype switch per element;
+    // false (nothing done) for any other call.
+    bool nll_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const;
+    bool nll_backward_chunk(int64_t begin, int64_t end, float grad_scale) const;
     void cross_entropy_row(int64_t row, double& loss, double& weight) const;
     void cross_entropy_grad_row(int64_t row, float grad_scale, float all_weights) const;
 
@@ -171,6 +176,40 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
         g = call_.load(slot, call_.row_start(slot, row));
     }
     call_.store(slots_.out, start + t * stride, -(class_weight(t) * g));
+}
+
+inline bool ClassOp::nll_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const {
+    const int64_t* targets = call_.dense_targets(slots_.target);
+    const nnplug_tensor& self = call_.operand(slots_.self);
+    if (targets == nullptr || !reduces() || self.dtype != NNPLUG_DTYPE_F32 ||
+        call_.class_stride(slots_.self) != 1)
+        return false;
+    const float* x = static_cast<const float*>(self.data) + call_.row_start(slots_.self, 0);
+    const int64_t row_stride = call_.row_stride(slots_.self);
+    for (int64_t row = begin; row < end; ++row) {  // nll_row's arithmetic, row by row
+        const int64_t t = targets[row];
+        if (call_.ignored(t)) continue;
+        const float w = class_weight(t);
+        loss_sum += -(w * x[row * row_stride + t]);
+        weight_sum += w;
+    }
+    return true;
+}
+
+inline bool ClassOp::nll_backward_chunk(int64_t begin, int64_t end, float grad_scale) const {
+    const int64_t* targets = call_.dense_targets(slots_.target);
+    const nnplug_tensor& out = call_.operand(slots_.out);
+    const int64_t classes = call_.classes();
+    if (targets == nullptr || !reduces() || out.dtype != NNPLUG_DTYPE_F32 ||
+        call_.class_stride(slots_.out) != 1 || (call_.rows() > 1 && call_.row_stride(slots_.out) != classes))
+        return false;
+    float* grad = static_cast<float*>(out.data) + call_.row_start(slots_.out, 0);
+    std::memset(grad + begin * classes, 0, static_cast<size_t>((end - begin) * classes) * sizeof(float));
+    for (int64_t row = begin; row < end; ++row) {
+        const int64_t t = targets[row];
+        if (!call_.ignored(t)) grad[row * classes + t] = -(class_weight(t) * grad_scale);
+    }
+    return true;
 }
 
 // A row the vector kernels do not take (not contiguous along the classes, or logProb in
@@ -418,9 +457,11 @@ void forward_rows(const ClassOp& op, Parallel&& parallel, std::vector<double>& l
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             double loss_sum = 0, weight_sum = 0;
+            const int64_t begin = c * kClassRowChunk, end = std::min(call.rows(), begin + kClassRowChunk);
             if (cross_entropy && op.vector_chunks())
-                op.cross_entropy_chunk(c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk),
-                                       loss_sum, weight_sum);
+                op.cross_entropy_chunk(begin, end, loss_sum, weight_sum);
+            else if (!cross_entropy && op.nll_chunk(begin, end, loss_sum, weight_sum))
+                ;  // the dense float32 rows, done
             else
                 for_chunk_rows(call, c, [&](int64_t row) {
                     double loss, weight;
@@ -507,6 +548,9 @@ void run_class_backward(const ClassOp& op, Parallel&& parallel) {
                     c * kClassRowChunk, std::min(call.rows(), (c + 1) * kClassRowChunk), scale, all_weights);
                 continue;
             }
+            if (nll && op.nll_backward_chunk(c * kClassRowChunk,
+                                             std::min(call.rows(), (c + 1) * kClassRowChunk), scale))
+                continue;
             for_chunk_rows(call, c, [&](int64_t row) {
                 if (nll)
                     op.nll_backward_row(row, scale);

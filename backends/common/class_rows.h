@@ -98,8 +98,25 @@ public:
     bool ignored(int64_t target) const { return has_ignore_ && target == ignore_; }
     bool in_range(int64_t target) const { return target >= 0 && target < classes_; }
 
+    // The target at `slot` as one int64 per row in row order (an (N) or (N, d1, ...) target
+    // laid out densely, the common case), or null.
+    const int64_t* dense_targets(int slot) const {
+        const nnplug_tensor& t = desc_.operands[slot];
+        if (t.dtype != NNPLUG_DTYPE_I64 || (t.flags & NNPLUG_OPERAND_REDUCED) || !rows_strided())
+            return nullptr;
+        if (rows_ > 1 && row_stride(slot) != 1) return nullptr;
+        return static_cast<const int64_t*>(t.data) + t.offset;
+    }
+
     // The first row in [begin, end) whose target is neither a class nor ignored, or -1.
     int64_t first_bad_target(int target_slot, int64_t begin, int64_t end) const {
+        if (const int64_t* targets = dense_targets(target_slot)) {
+            for (int64_t row = begin; row < end; ++row) {
+                const int64_t t = targets[row];
+                if (!in_range(t) && !ignored(t)) return row;
+            }
+            return -1;
+        }
         for (int64_t row = begin; row < end; ++row) {
             const int64_t t = target(target_slot, row);
             if (!in_range(t) && !ignored(t)) return row;

@@ -253,3 +253,22 @@ def test_kl_div_module_takes_batchmean_and_others_refuse_it():
 def test_huber_delta_must_be_positive():
     with pytest.raises(ValueError, match="delta"):
         nt.huber_loss(torch.zeros(2), torch.zeros(2), delta=0.0)
+
+
+def test_large_outputs_reuse_freed_blocks_and_stay_correct():
+    """A large output's memory returns to a bounded cache when its tensor dies and serves the
+    next output of about its size, pages already mapped; its old values never show."""
+    from nnplug import _nnplug_torch
+
+    g = torch.Generator().manual_seed(11)
+    x, y = torch.randn(1 << 20, generator=g), torch.randn(1 << 20, generator=g)
+    first = nt.l1_loss(x, y, reduction="none")
+    address = first.data_ptr()
+    del first
+    assert _nnplug_torch.cached_bytes() >= 4 << 20
+    second = nt.mse_loss(x, y, reduction="none")  # the same block, other values
+    assert second.data_ptr() == address
+    torch.testing.assert_close(second, (x - y) ** 2)
+    held = [nt.l1_loss(x, y, reduction="none") for _ in range(300)]  # 1.2 GiB alive at once
+    del held
+    assert _nnplug_torch.cached_bytes() <= 1 << 30

@@ -14,6 +14,7 @@
 #include "aclnnop/aclnn_nll_loss2d_backward.h"
 #include "aclnnop/aclnn_nll_loss_backward.h"
 #include "aten_call.h"
+#include "block_cache.h"
 #include "loss_function.h"
 
 namespace nnplug::torch_ops {
@@ -149,7 +150,7 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
                               const c10::optional<at::Tensor>& weight, const ClassCall& call) {
         const at::ScalarType dtype = call.input.scalar_type();
-        at::Tensor out = call.reduction == 0 ? at::empty(call.target.sizes(), at::TensorOptions(dtype))
+        at::Tensor out = call.reduction == 0 ? empty_output(call.target.sizes(), dtype)
                                              : at::empty({}, at::TensorOptions(dtype));
         at::Tensor total_weight = at::empty({}, at::TensorOptions(dtype));  // written unless reduction none
         nll_forward(call, out, total_weight);
@@ -165,7 +166,7 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
         const ClassCall call = restore(ctx, total_weight);
         at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
-        at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
+        at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
         nll_backward(call, grad, total_weight, out);
         return {out.reshape(input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
     }
@@ -258,9 +259,9 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
                               const c10::optional<at::Tensor>& weight, const ClassCall& call) {
         const auto options = at::TensorOptions(call.input.scalar_type());
-        at::Tensor loss =
-            call.reduction == 0 ? at::empty({call.input.size(0)}, options) : at::empty({}, options);
-        at::Tensor log_prob = at::empty(call.input.sizes(), options);
+        at::Tensor loss = call.reduction == 0 ? empty_output({call.input.size(0)}, call.input.scalar_type())
+                                              : at::empty({}, options);
+        at::Tensor log_prob = empty_output(call.input.sizes(), call.input.scalar_type());
         cross_entropy_forward(call, loss, log_prob);
         save(ctx, call, log_prob, input.sizes(), weight.has_value() && weight->defined());
         return call.reduction == 0 ? loss.reshape(target.sizes()) : loss;
@@ -274,7 +275,7 @@ struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
         const ClassCall call = restore(ctx, log_prob);
         at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
         if (call.reduction == 0) grad = grad.reshape({call.input.size(0)});
-        at::Tensor out = at::empty(call.input.sizes(), at::TensorOptions(call.input.scalar_type()));
+        at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
         cross_entropy_backward(call, grad, log_prob, out);
         return {rows_to_input_layout(out, input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
     }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "aten_call.h"
+#include "block_cache.h"
 
 namespace nnplug::torch_ops {
 namespace {
@@ -71,7 +72,7 @@ struct LossFunction : torch::autograd::Function<LossFunction> {
         ctx->saved_data["real"] = attrs.real;
         const std::vector<int64_t> shape = loss_shape(*ops, operands);
         const at::ScalarType dtype = dtype_of(ops->out_dtype, operands, 0);
-        at::Tensor out = attrs.reduction == 0 ? at::empty(shape, at::TensorOptions(dtype))
+        at::Tensor out = attrs.reduction == 0 ? empty_output(shape, dtype)
                                               : reduced_out(shape, dtype, attrs.reduction, attrs.batch);
         ops->forward(operands, attrs, out);
         const at::ScalarType result = promoted(operands);
@@ -94,8 +95,7 @@ struct LossFunction : torch::autograd::Function<LossFunction> {
             TORCH_CHECK(ops->gradients[i] != nullptr, "nnplug.torch: the derivative of ", ops->name, " for '",
                         ops->operands[i], "' is not implemented");
             if (!inputs[0].defined()) inputs = gradient_operands(*ops, operands);
-            at::Tensor out = at::empty(loss_shape(*ops, operands),
-                                       at::TensorOptions(dtype_of(ops->grad_dtype, operands, i)));
+            at::Tensor out = empty_output(loss_shape(*ops, operands), dtype_of(ops->grad_dtype, operands, i));
             ops->gradients[i](resolved(grad_outputs[0]), inputs, attrs, out);
             grads[2 + i] = as_operand(out, operands[i]);
         }

@@ -16,6 +16,7 @@
 #include "aten_call.h"
 #include "block_cache.h"
 #include "loss_function.h"
+#include "losses.h"
 
 namespace nnplug::torch_ops {
 namespace {
@@ -172,6 +173,8 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
     }
 };
 
+}  // namespace
+
 at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_given,
                     const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
                     int64_t ignore_index) {
@@ -194,6 +197,8 @@ at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_give
     }
     return NllLossFunction::apply(input_given, target_given, weight_given, call);
 }
+
+namespace {
 
 // ---- cross_entropy
 
@@ -315,6 +320,8 @@ void map_negative_ignore_index(ClassCall& call, int64_t classes) {
     call.ignore_index = classes;
 }
 
+}  // namespace
+
 at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target_given,
                          const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
                          int64_t ignore_index, double label_smoothing) {
@@ -347,7 +354,6 @@ at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target
     return CrossEntropyFunction::apply(input_given, target_given, weight_given, call);
 }
 
-}  // namespace
 }  // namespace nnplug::torch_ops
 
 TORCH_LIBRARY_FRAGMENT(nnplug, m) {

@@ -21,6 +21,7 @@
 #include "aclnnop/aclnn_soft_margin_loss_backward.h"
 #include "aten_call.h"
 #include "loss_function.h"
+#include "losses.h"
 
 namespace nnplug::torch_ops {
 namespace {
@@ -298,6 +299,8 @@ at::Tensor two_operand_loss(const LossOps& ops, const at::Tensor& input, const a
     return apply_loss(ops, attrs, operands);
 }
 
+}  // namespace
+
 at::Tensor binary_cross_entropy(const at::Tensor& input, const at::Tensor& target,
                                 const c10::optional<at::Tensor>& weight, c10::string_view reduction) {
     const Attrs attrs{reduction_code(kBinaryCrossEntropy.name, reduction)};
@@ -342,7 +345,6 @@ at::Tensor kl_div(const at::Tensor& input, const at::Tensor& target, c10::string
     return two_operand_loss(kKlDiv, input, target, reduction, 0.0, log_target);
 }
 
-}  // namespace
 }  // namespace nnplug::torch_ops
 
 TORCH_LIBRARY_FRAGMENT(nnplug, m) {

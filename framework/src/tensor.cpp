@@ -7,7 +7,6 @@
 #include <limits>
 #include <mutex>
 #include <new>
-#include <shared_mutex>
 #include <unordered_map>
 
 #include "error_state.h"
@@ -32,17 +31,19 @@ bool checked_multiply(int64_t& product, int64_t factor) {
 
 // Every tensor between aclCreateTensor and aclDestroyTensor, with the holds calls have
 // on it. A tensor destroyed while held leaves live_ at once and is deleted by the last
-// release, so a call that checked it live never reads freed memory.
+// release, so a call that checked it live never reads freed memory. A plain mutex: all but
+// contains() write, and each tensor of an op call takes it four times (create, hold,
+// release, destroy), where a reader-writer lock costs twice as much uncontended.
 class TensorRegistry {
 public:
     void add(const aclTensor* tensor) {
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         live_.emplace(tensor, 0);
     }
     // False for a tensor that is not live; otherwise it is no longer live, and deleted
     // now or by its last release.
     bool remove(const aclTensor* tensor) {
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         const auto found = live_.find(tensor);
         if (found == live_.end()) return false;
         if (found->second > 0)
@@ -53,18 +54,18 @@ public:
         return true;
     }
     bool contains(const aclTensor* tensor) const {
-        std::shared_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         return live_.count(tensor) == 1;
     }
     bool hold(const aclTensor* tensor) {
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         const auto found = live_.find(tensor);
         if (found == live_.end()) return false;
         ++found->second;
         return true;
     }
     void release(const aclTensor* tensor) {
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         if (const auto found = live_.find(tensor); found != live_.end()) {
             --found->second;
             return;
@@ -76,7 +77,7 @@ public:
     }
 
 private:
-    mutable std::shared_mutex mutex_;
+    mutable std::mutex mutex_;
     std::unordered_map<const aclTensor*, int64_t> live_;    // tensor -> holds
     std::unordered_map<const aclTensor*, int64_t> doomed_;  // destroyed while held -> holds
 };

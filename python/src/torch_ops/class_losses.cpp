@@ -211,16 +211,19 @@ struct ReductionWord {
 };
 
 void cross_entropy_forward(const ClassCall& c, const at::Tensor& loss, const at::Tensor& log_prob) {
-    // zloss and lseForZloss are never written (not requested): one element each to point at.
-    const at::Tensor unused = at::empty({2}, at::TensorOptions(c.input.scalar_type()));
+    // zloss and lseForZloss are never written (not requested): an element of this thread's
+    // to point both at, made once per dtype.
+    thread_local at::Tensor unused;
+    if (!unused.defined() || unused.scalar_type() != c.input.scalar_type())
+        unused = at::empty({1}, at::TensorOptions(c.input.scalar_type()));
     AclCall acl;
     const aclTensor* input = acl.in(c.input);
     const aclTensor* target = acl.in(c.target);
     const aclTensor* weight = acl.in(c.weight);
     const aclTensor* loss_out = acl.out(loss);
     const aclTensor* log_prob_out = acl.out(log_prob);
-    const aclTensor* zloss = acl.in(unused.narrow(0, 0, 1));
-    const aclTensor* lse = acl.in(unused.narrow(0, 1, 1));
+    const aclTensor* zloss = acl.in(unused);
+    const aclTensor* lse = acl.in(unused);
     ReductionWord reduction(c.reduction);
     acl.run(
         "aclnnCrossEntropyLoss",

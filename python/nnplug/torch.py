@@ -39,15 +39,6 @@ def _not_tensors(loss, names, values):
     return TypeError(f"nnplug.torch.{loss}: operands must be torch.Tensors")
 
 
-def _refusal(loss, names, values, error):
-    """The operator's RuntimeError as the error a tensor's kind deserves: TypeError for named
-    dims, which torch's operators refuse before any kernel runs."""
-    for name, value in zip(names, values):
-        if isinstance(value, torch.Tensor) and value.has_names():
-            return TypeError(f"nnplug.torch.{loss}: {name} has named dims; drop them first (rename(None))")
-    return error
-
-
 def _checked_reduction(loss, reduction, words=_REDUCTIONS):
     if reduction not in words:
         allowed = ", ".join(repr(w) for w in words[:-1]) + f" or {words[-1]!r}"
@@ -56,7 +47,7 @@ def _checked_reduction(loss, reduction, words=_REDUCTIONS):
 
 
 # Each function checks its operands are tensors inline (a helper call would cost more than
-# the check), then calls its operator.
+# the check), then calls its kernel.
 _T = torch.Tensor
 # An operand with a __torch_function__ override (a subclass, a lazy module's uninitialized
 # parameter) goes through the operator, which honours torch's protocol; the direct bindings
@@ -71,12 +62,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy on nnplug (aclnnBinaryCrossEntropy)."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
         raise _not_tensors("binary_cross_entropy", _WEIGHTED, (input, target, weight))
-    try:
-        if _overridden(input, target, weight):
-            return _ops.binary_cross_entropy(input, target, weight, reduction)
-        return _BCE(input, target, weight, reduction)
-    except RuntimeError as error:
-        raise _refusal("binary_cross_entropy", _WEIGHTED, (input, target, weight), error) from None
+    if _overridden(input, target, weight):
+        return _ops.binary_cross_entropy(input, target, weight, reduction)
+    return _BCE(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
@@ -85,13 +73,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))
             and (pos_weight is None or isinstance(pos_weight, _T))):
         raise _not_tensors("binary_cross_entropy_with_logits", _WEIGHTED_TWICE, (input, target, weight, pos_weight))
-    try:
-        if _overridden(input, target, weight, pos_weight):
-            return _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
-        return _BCE_WITH_LOGITS(input, target, weight, pos_weight, reduction)
-    except RuntimeError as error:
-        raise _refusal("binary_cross_entropy_with_logits", _WEIGHTED_TWICE, (input, target, weight, pos_weight),
-                       error) from None
+    if _overridden(input, target, weight, pos_weight):
+        return _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+    return _BCE_WITH_LOGITS(input, target, weight, pos_weight, reduction)
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -99,60 +83,45 @@ def mse_loss(input, target, reduction="mean"):
     each other, as in torch, and the mean divides by the broadcast count."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("mse_loss", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.mse_loss(input, target, reduction)
-        return _MSE(input, target, reduction)
-    except RuntimeError as error:
-        raise _refusal("mse_loss", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.mse_loss(input, target, reduction)
+    return _MSE(input, target, reduction)
 
 
 def l1_loss(input, target, reduction="mean"):
     """torch.nn.functional.l1_loss on nnplug (aclnnL1Loss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("l1_loss", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.l1_loss(input, target, reduction)
-        return _L1(input, target, reduction)
-    except RuntimeError as error:
-        raise _refusal("l1_loss", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.l1_loss(input, target, reduction)
+    return _L1(input, target, reduction)
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """torch.nn.functional.smooth_l1_loss on nnplug (aclnnSmoothL1Loss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("smooth_l1_loss", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.smooth_l1_loss(input, target, reduction, beta)
-        return _SMOOTH_L1(input, target, reduction, beta)
-    except RuntimeError as error:
-        raise _refusal("smooth_l1_loss", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.smooth_l1_loss(input, target, reduction, beta)
+    return _SMOOTH_L1(input, target, reduction, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """torch.nn.functional.huber_loss on nnplug: delta · aclnnSmoothL1Loss with beta = delta."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("huber_loss", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.huber_loss(input, target, reduction, delta)
-        return _HUBER(input, target, reduction, delta)
-    except RuntimeError as error:
-        raise _refusal("huber_loss", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.huber_loss(input, target, reduction, delta)
+    return _HUBER(input, target, reduction, delta)
 
 
 def soft_margin_loss(input, target, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on nnplug (aclnnSoftMarginLoss)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("soft_margin_loss", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.soft_margin_loss(input, target, reduction)
-        return _SOFT_MARGIN(input, target, reduction)
-    except RuntimeError as error:
-        raise _refusal("soft_margin_loss", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.soft_margin_loss(input, target, reduction)
+    return _SOFT_MARGIN(input, target, reduction)
 
 
 def kl_div(input, target, reduction="mean", log_target=False):
@@ -160,12 +129,9 @@ def kl_div(input, target, reduction="mean", log_target=False):
     input.size(0)); differentiable w.r.t. target too (aclnnKlDivTargetBackward)."""
     if not (isinstance(input, _T) and isinstance(target, _T)):
         raise _not_tensors("kl_div", _PAIR, (input, target))
-    try:
-        if _overridden(input, target):
-            return _ops.kl_div(input, target, reduction, log_target)
-        return _KL_DIV(input, target, reduction, log_target)
-    except RuntimeError as error:
-        raise _refusal("kl_div", _PAIR, (input, target), error) from None
+    if _overridden(input, target):
+        return _ops.kl_div(input, target, reduction, log_target)
+    return _KL_DIV(input, target, reduction, log_target)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -173,12 +139,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     more than two dims)."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
         raise _not_tensors("nll_loss", _WEIGHTED, (input, target, weight))
-    try:
-        if _overridden(input, target, weight):
-            return _ops.nll_loss(input, target, weight, reduction, ignore_index)
-        return _NLL(input, target, weight, reduction, ignore_index)
-    except RuntimeError as error:
-        raise _refusal("nll_loss", _WEIGHTED, (input, target, weight), error) from None
+    if _overridden(input, target, weight):
+        return _ops.nll_loss(input, target, weight, reduction, ignore_index)
+    return _NLL(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -186,12 +149,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     targets."""
     if not (isinstance(input, _T) and isinstance(target, _T) and (weight is None or isinstance(weight, _T))):
         raise _not_tensors("cross_entropy", _WEIGHTED, (input, target, weight))
-    try:
-        if _overridden(input, target, weight):
-            return _ops.cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing)
-        return _CROSS_ENTROPY(input, target, weight, reduction, ignore_index, label_smoothing)
-    except RuntimeError as error:
-        raise _refusal("cross_entropy", _WEIGHTED, (input, target, weight), error) from None
+    if _overridden(input, target, weight):
+        return _ops.cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing)
+    return _CROSS_ENTROPY(input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 class _Loss(torch.nn.Module):

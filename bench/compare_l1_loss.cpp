@@ -1,152 +1,39 @@
-// aclnnL1Loss and aclnnL1LossBackward against the memory bandwidth: in one process, for each
-// dtype and size, a STREAM triad over the same element count on the same threads and nnplug's
-// two-phase call on device memory, interleaved, best of several repetitions; prints GB/s and
-// the ratio nnplug/triad (bytes counted as the BCE comparison counts them: each input read
-// once, out written once, one element for a reduced loss). Never asserts on time.
-#include <acl/acl.h>
+// aclnnL1Loss and aclnnL1LossBackward against the memory bandwidth (loss_compare.h).
 #include <aclnnop/aclnn_l1_loss.h>
 #include <aclnnop/aclnn_l1_loss_backward.h>
 
-#include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cstdio>
-#include <exception>
-#include <string>
-#include <thread>
-#include <vector>
+#include "loss_compare.h"
 
-#include "side_by_side.h"
+using nnplug::bench::LossCase;
+using nnplug::bench::LossTensors;
 
 namespace {
 
-using nnplug::bench::seconds_per_call;
-
-size_t dtype_bytes(aclDataType dtype) {
-    return dtype == ACL_FLOAT ? 4 : 2;
-}
-
-// A contiguous 1-d device tensor of n elements of dtype, filled with a byte pattern that is
-// a finite value in every float dtype.
-struct Buffer {
-    void* data = nullptr;
-    aclTensor* tensor = nullptr;
-    Buffer(int64_t n, aclDataType dtype, std::vector<int64_t> shape) {
-        const size_t bytes = std::max<size_t>(4, static_cast<size_t>(n) * dtype_bytes(dtype));
-        aclrtMalloc(&data, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
-        aclrtMemset(data, bytes, 0x3c, bytes);
-        std::vector<int64_t> strides(shape.size(), 1);
-        tensor = aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, ACL_FORMAT_ND,
-                                 shape.data(), shape.size(), data);
-    }
-    ~Buffer() {
-        aclDestroyTensor(tensor);
-        aclrtFree(data);
-    }
-};
-
-// One op call as a CANN program makes it: first phase, workspace, run, synchronize.
-struct L1Call {
-    bool backward;
-    int64_t reduction;
-    aclDataType dtype;
-    int64_t n;
-    Buffer grad{1, dtype, {}}, self{n, dtype, {n}}, target{n, dtype, {n}};
-    Buffer out;
-    void* workspace = nullptr;
-    uint64_t capacity = 0;
-
-    L1Call(bool b, int64_t r, aclDataType d, int64_t count)
-        : backward(b),
-          reduction(r),
-          dtype(d),
-          n(count),
-          out(b || r == 0 ? count : 1, d,
-              b || r == 0 ? std::vector<int64_t>{count} : std::vector<int64_t>{}) {}
-    ~L1Call() {
-        if (workspace != nullptr) aclrtFree(workspace);
-    }
-    int call() {
-        uint64_t size = 0;
-        aclOpExecutor* executor = nullptr;
-        const int status = backward
-                               ? aclnnL1LossBackwardGetWorkspaceSize(grad.tensor, self.tensor, target.tensor,
-                                                                     reduction, out.tensor, &size, &executor)
-                               : aclnnL1LossGetWorkspaceSize(self.tensor, target.tensor, reduction,
-                                                             out.tensor, &size, &executor);
-        if (status != 0) return status;
-        if (size > capacity) {
-            if (workspace != nullptr) aclrtFree(workspace);
-            aclrtMalloc(&workspace, size, ACL_MEM_MALLOC_HUGE_FIRST);
-            capacity = size;
-        }
-        const int run = backward ? aclnnL1LossBackward(workspace, size, executor, nullptr)
-                                 : aclnnL1Loss(workspace, size, executor, nullptr);
-        return run != 0 ? run : aclrtSynchronizeStream(nullptr);
-    }
-    int64_t bytes() const {
-        const int64_t element = static_cast<int64_t>(dtype_bytes(dtype));
-        const int64_t written = backward || reduction == 0 ? n : 1;
-        return (2 * n + written + (backward ? 1 : 0)) * element;
-    }
-};
-
-int run_main(int argc, char** argv) {
-    CLI::App app{"aclnnL1Loss and its backward against the memory bandwidth (triad), side by side"};
-    int threads = 0, reps = 5;
-    std::vector<int64_t> sizes{16 << 20, 64 << 20};
-    app.add_option("--threads", threads, "threads of the triad; the backend uses its config (0: every core)");
-    app.add_option("--reps", reps, "repetitions; the best of each side counts");
-    app.add_option("--sizes", sizes, "element counts");
-    CLI11_PARSE(app, argc, argv);
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
-        std::fprintf(stderr, "aclInit: %s\n", aclGetRecentErrMsg());
-        return 2;
-    }
-    std::printf("%-28s %-9s %10s %12s %11s %11s %12s\n", "op", "dtype", "elements", "us/call", "GB/s",
-                "triad GB/s", "nnplug/triad");
-    for (const int64_t n : sizes) {
-        nnplug::bench::ParallelTriad triad(threads, n);
-        for (const aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
-            for (const auto& [backward, reduction] :
-                 {std::pair{false, 0}, std::pair{false, 1}, std::pair{true, 0}}) {
-                L1Call call(backward, reduction, dtype, n);
-                if (const int status = call.call()) {
-                    std::printf("call failed: %d %s\n", status, aclGetRecentErrMsg());
-                    return 1;
-                }
-                double best = 1e30, best_triad = 1e30;
-                for (int rep = 0; rep < reps; ++rep) {
-                    best_triad = std::min(best_triad, seconds_per_call([&] { triad.run(); }, 0.05));
-                    best = std::min(best, seconds_per_call([&] { call.call(); }, 0.05));
-                }
-                const double gbs = static_cast<double>(call.bytes()) / best * 1e-9;
-                const double triad_gbs = triad.bytes_per_second(best_triad) * 1e-9;
-                const std::string op = std::string(backward ? "aclnnL1LossBackward" : "aclnnL1Loss") +
-                                       (reduction == 1 ? " mean" : " none");
-                std::printf("%-28s %-9s %10lld %12.2f %11.2f %11.2f %12.2f\n", op.c_str(),
-                            dtype == ACL_FLOAT     ? "float32"
-                            : dtype == ACL_FLOAT16 ? "float16"
-                                                   : "bfloat16",
-                            static_cast<long long>(n), best * 1e6, gbs, triad_gbs, gbs / triad_gbs);
-            }
-        }
-    }
-    aclFinalize();
-    return 0;
+LossCase loss(int64_t reduction, const char* name) {
+    return {name,
+            reduction == 0,
+            2,
+            false,
+            [reduction](const LossTensors& t, uint64_t* size, aclOpExecutor** executor) {
+                return aclnnL1LossGetWorkspaceSize(t.self, t.target, reduction, t.out, size, executor);
+            },
+            aclnnL1Loss};
 }
 
 }  // namespace
 
-// No exception leaves main: one that escapes the run (an allocation that fails, say) ends
-// the program with its text.
 int main(int argc, char** argv) {
-    try {
-        return run_main(argc, argv);
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "nnplug_compare_l1_loss: %s\n", error.what());
-    } catch (...) {
-        std::fprintf(stderr, "nnplug_compare_l1_loss: an unknown exception\n");
-    }
-    return 1;
+    const LossCase gradient{"aclnnL1LossBackward none",
+                            true,
+                            2,
+                            true,
+                            [](const LossTensors& t, uint64_t* size, aclOpExecutor** executor) {
+                                return aclnnL1LossBackwardGetWorkspaceSize(t.grad, t.self, t.target, 0, t.out,
+                                                                           size, executor);
+                            },
+                            aclnnL1LossBackward};
+    return nnplug::bench::compare_losses(
+        argc, argv, "nnplug_compare_l1_loss",
+        "aclnnL1Loss and its backward against the memory bandwidth (triad), side by side",
+        {16 << 20, 64 << 20}, {loss(0, "aclnnL1Loss none"), loss(1, "aclnnL1Loss mean"), gradient});
 }

@@ -148,6 +148,20 @@ void print_attr(const nnplug_attr_schema& attr) {
 
 // Every op's published schema: its operands in slot order, attributes, check order and
 // reduction rules.
+void print_dtype_steps(const nnplug_op_schema& op) {
+    std::vector<std::string> steps;
+    for (size_t k = 0; k < op.dtype_step_count; ++k) {
+        const nnplug_dtype_step& step = op.dtype_steps[k];
+        const char* name = op.operands[step.slot].name;
+        steps.push_back(
+            step.rule == NNPLUG_DTYPE_IN_SET ? fmt::format("{} in its set", name)
+            : step.rule == NNPLUG_DTYPE_EQUALS_OTHER
+                ? fmt::format("{} equal to {}", name, op.operands[op.operands[step.slot].dtype_of].name)
+                : fmt::format("{} cast from self", name));
+    }
+    fmt::print("  dtype checks in order: {}\n", fmt::join(steps, ", "));
+}
+
 int print_op_schemas() {
     for (size_t i = 0; i < nnplug_op_schema_count(); ++i) {
         const nnplug_op_schema& op = *nnplug_op_schema_at(i);
@@ -163,6 +177,9 @@ int print_op_schemas() {
         for (size_t c = 0; c < op.check_count; ++c) checks.push_back(check_text(op.checks[c]));
         fmt::print("  checks: {}{}\n", fmt::join(checks, ", "),
                    op.has_extra_check ? ", then an op-specific rule" : "");
+        if (op.dtype_step_count > 0) print_dtype_steps(op);
+        if (op.attr_status != ACLNN_ERR_PARAM_INVALID)
+            fmt::print("  a refused attribute returns {}\n", static_cast<int>(op.attr_status));
         fmt::print("  empty input: {}; mean over {}\n",
                    op.empty_reduction_written ? "a reduced output is written (mean NaN, sum 0)"
                                               : "nothing is written",

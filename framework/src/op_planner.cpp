@@ -76,6 +76,18 @@ bool is_floating(aclDataType dtype) {
     return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16 || dtype == ACL_DOUBLE;
 }
 
+// PyTorch's can_cast, which CANN's result-dtype checks follow: never to a lower category
+// (bool, then integers, then floating types, then complex ones).
+int dtype_category(aclDataType dtype) {
+    if (dtype == ACL_BOOL) return 0;
+    if (is_floating(dtype)) return 2;
+    if (dtype == ACL_COMPLEX64 || dtype == ACL_COMPLEX128) return 3;
+    return 1;
+}
+bool casts_to(aclDataType from, aclDataType to) {
+    return dtype_category(to) >= dtype_category(from);
+}
+
 // One call being planned: the schema, the arguments, and what the checks derive.
 class Planner {
 public:
@@ -137,6 +149,7 @@ private:
     aclnnStatus check_null();
     aclnnStatus check_rank();
     aclnnStatus check_dtype();
+    aclnnStatus check_dtype_step(DtypeStep step);
     aclnnStatus check_format();
     aclnnStatus plan_iteration();
     aclnnStatus check_output_shapes(bool empty);
@@ -208,33 +221,54 @@ aclnnStatus Planner::check_rank() {
     return ACLNN_SUCCESS;
 }
 
+// The schema's own steps first (the API's order decides the message), then every operand's
+// set in slot order and every dtype_of, so that no step list can let a dtype through.
 aclnnStatus Planner::check_dtype() {
-    for (size_t i = 0; i < count(); ++i) {
-        if (tensor(i) == nullptr) continue;
-        const auto dtype = abi_dtype_of(tensor(i)->dtype);
-        const DtypeSet allowed = schema_.operands[i].allowed;
-        if (!dtype || (allowed & NNPLUG_DTYPE_BIT(*dtype)) == 0) {
-            set_last_error("{}: {} has dtype {}; expected {}", schema_.api, name(i),
-                           dtype_name(tensor(i)->dtype), dtype_set_words(allowed));
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-        if ((device_.dtype_mask & NNPLUG_DTYPE_BIT(*dtype)) == 0) {
-            set_last_error("{}: {} has dtype {}, which SoC {} does not support", schema_.api, name(i),
-                           dtype_name(tensor(i)->dtype), device_.soc_name);
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    }
-    for (size_t i = 0; i < count(); ++i) {
-        const int other = schema_.operands[i].dtype_of;
-        if (other < 0 || tensor(i) == nullptr || tensor(other) == nullptr) continue;
-        if (tensor(i)->dtype != tensor(other)->dtype) {
-            set_last_error("{}: {} has dtype {} but {} has dtype {}; they must be equal", schema_.api,
-                           name(i), dtype_name(tensor(i)->dtype), name(other),
-                           dtype_name(tensor(other)->dtype));
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    }
+    for (const DtypeStep step : schema_.dtype_steps)
+        if (const aclnnStatus status = check_dtype_step(step)) return status;
+    for (size_t i = 0; i < count(); ++i)
+        if (const aclnnStatus status = check_dtype_step({static_cast<int>(i), DtypeRule::kInSet}))
+            return status;
+    for (size_t i = 0; i < count(); ++i)
+        if (const aclnnStatus status = check_dtype_step({static_cast<int>(i), DtypeRule::kEqualsOther}))
+            return status;
     return ACLNN_SUCCESS;
+}
+
+aclnnStatus Planner::check_dtype_step(DtypeStep step) {
+    const size_t i = static_cast<size_t>(step.slot);
+    if (tensor(i) == nullptr) return ACLNN_SUCCESS;
+    const aclDataType dtype = tensor(i)->dtype;
+    switch (step.rule) {
+        case DtypeRule::kInSet: {
+            const auto abi = abi_dtype_of(dtype);
+            const DtypeSet allowed = schema_.operands[i].allowed;
+            if (!abi || (allowed & NNPLUG_DTYPE_BIT(*abi)) == 0) {
+                set_last_error("{}: {} has dtype {}; expected {}", schema_.api, name(i), dtype_name(dtype),
+                               dtype_set_words(allowed));
+                return ACLNN_ERR_PARAM_INVALID;
+            }
+            if ((device_.dtype_mask & NNPLUG_DTYPE_BIT(*abi)) == 0) {
+                set_last_error("{}: {} has dtype {}, which SoC {} does not support", schema_.api, name(i),
+                               dtype_name(dtype), device_.soc_name);
+                return ACLNN_ERR_PARAM_INVALID;
+            }
+            return ACLNN_SUCCESS;
+        }
+        case DtypeRule::kEqualsOther: {
+            const int other = schema_.operands[i].dtype_of;
+            if (other < 0 || tensor(other) == nullptr || dtype == tensor(other)->dtype) return ACLNN_SUCCESS;
+            set_last_error("{}: {} has dtype {} but {} has dtype {}; they must be equal", schema_.api,
+                           name(i), dtype_name(dtype), name(other), dtype_name(tensor(other)->dtype));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        case DtypeRule::kCastFromSelf:
+            if (casts_to(self_->dtype, dtype)) return ACLNN_SUCCESS;
+            set_last_error("{}: self's dtype {} cannot be cast to {}'s {}", schema_.api,
+                           dtype_name(self_->dtype), name(i), dtype_name(dtype));
+            return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_ERR_INNER;
 }
 
 aclnnStatus Planner::check_format() {

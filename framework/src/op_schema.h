@@ -1,10 +1,12 @@
 // What an op is, as data: its operands in ABI slot order with their rules, its
 // attributes with their ranges, and the order of its first-phase checks. One planner
 // (op_planner.h) applies any schema; an op folder declares one and wraps its aclnn
-// entry points around first_phase / second_phase (two_phase.h).
+// entry points around first_phase / second_phase (two_phase.h). Each enum takes its values
+// from the published C one (nnplug/op_schema.h), so the two cannot drift apart.
 #pragma once
 
 #include <aclnn/acl_meta.h>
+#include <nnplug/op_schema.h>
 #include <nnplug/plugin.h>
 
 #include <climits>
@@ -20,39 +22,47 @@ namespace nnplug {
 // broadcast to together (NumPy's two-way rules). The kClass* rules are those of an op
 // with a class axis (OpSchema::class_axis): self is (C) or (N, C, d1, ...).
 enum class ShapeRule : uint8_t {
-    kIteration,                 // self: takes part in the iteration space
-    kEqualsIteration,           // must have the iteration space's shape exactly
-    kEqualsIterationEvenEmpty,  // the same, and checked even when self is empty
-    kBroadcastsTo,              // broadcasts (NumPy, one-directional) to self's shape
-    kBroadcastsMutually,        // broadcasts with self (and the others like it) to a common shape
-    kIterationOrReduced,        // the iteration shape, or reduced (ReducedShape) when the
-                                // reduction attribute is not none
-    kClassRows,                 // self's shape without the class axis: (N, d1, ...), or [] for (C)
-    kClassRowsOrReduced,        // that, or reduced (ReducedShape) when the reduction is not none
-    kClasses,                   // (C): one element per class, read at a class index
-    kOneElement,                // one element whatever the reduction: [] or [1]; an output is
-                                // written only when the call reduces
-    kIgnored                    // any shape, only null-checked and dtype-checked: an argument
-                                // CANN's API has but its kernels never read or write
+    kIteration = NNPLUG_SHAPE_ITERATION,               // self: takes part in the iteration space
+    kEqualsIteration = NNPLUG_SHAPE_EQUALS_ITERATION,  // must have the iteration space's shape exactly
+    // the same, and checked even when self is empty
+    kEqualsIterationEvenEmpty = NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY,
+    kBroadcastsTo = NNPLUG_SHAPE_BROADCASTS_TO,  // broadcasts (NumPy, one-directional) to self's shape
+    // broadcasts with self (and the others like it) to a common shape
+    kBroadcastsMutually = NNPLUG_SHAPE_BROADCASTS_MUTUALLY,
+    // the iteration shape, or reduced (ReducedShape) when the reduction attribute is not none
+    kIterationOrReduced = NNPLUG_SHAPE_ITERATION_OR_REDUCED,
+    kClassRows = NNPLUG_SHAPE_CLASS_ROWS,  // self's shape without the class axis: (N, d1, ...), or [] for (C)
+    // that, or reduced (ReducedShape) when the reduction is not none
+    kClassRowsOrReduced = NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED,
+    kClasses = NNPLUG_SHAPE_CLASSES,  // (C): one element per class, read at a class index
+    // one element whatever the reduction: [] or [1]; an output is written only when the call reduces
+    kOneElement = NNPLUG_SHAPE_ONE_ELEMENT,
+    // any shape, only null-checked and dtype-checked: an argument CANN's API has but its
+    // kernels never read or write
+    kIgnored = NNPLUG_SHAPE_IGNORED
 };
 
 // The shapes a reduced output may have.
 enum class ReducedShape : uint8_t {
-    kScalarOrOne,  // [] or [1]
-    kScalar        // [] only
+    kScalarOrOne = NNPLUG_REDUCED_SCALAR_OR_ONE,  // [] or [1]
+    kScalar = NNPLUG_REDUCED_SCALAR               // [] only
 };
 
 // The element count a mean divides by.
 enum class MeanCount : uint8_t {
-    kIteration,  // the iteration space's
-    kSelf,       // self's own, even where self broadcasts to a larger space
-    kWeights     // the data's: the sum of the weights of the rows counted, which the kernel
-                 // computes (the runtime derives no scale)
+    kIteration = NNPLUG_MEAN_OVER_ITERATION,  // the iteration space's
+    kSelf = NNPLUG_MEAN_OVER_SELF,            // self's own, even where self broadcasts to a larger space
+    // the data's: the sum of the weights of the rows counted, which the kernel computes (the
+    // runtime derives no scale)
+    kWeights = NNPLUG_MEAN_OVER_WEIGHTS
 };
 
 // Where an op's class axis is: none (elementwise), or dim 1 of self, dim 0 when self has
 // one dim (ATen's and CANN's convention for (C) and (N, C, d1, ...)).
-enum class ClassAxis : uint8_t { kNone, kSecondOrOnly };
+enum class ClassAxis : uint8_t {
+    kNone = NNPLUG_CLASS_AXIS_NONE,
+    kSecondOrOnly = NNPLUG_CLASS_AXIS_SECOND_OR_ONLY
+};
 
 // A set of dtypes, bit NNPLUG_DTYPE_BIT(d) per nnplug_dtype d (ONNX Runtime's type
 // constraints): what an operand may hold.
@@ -65,8 +75,8 @@ inline constexpr DtypeSet kFloat32Only = NNPLUG_DTYPE_BIT(NNPLUG_DTYPE_F32);
 // What the second phase writes into a reduced output when self is empty (see
 // OpSchema::empty_reduction_written).
 enum class EmptyValue : uint8_t {
-    kReduction,  // the reduction over no elements: NaN for mean, 0 for sum
-    kZero        // 0 (a total weight)
+    kReduction = NNPLUG_EMPTY_REDUCTION,  // the reduction over no elements: NaN for mean, 0 for sum
+    kZero = NNPLUG_EMPTY_ZERO             // 0 (a total weight)
 };
 
 // One operand, its rules named: OperandSpec::in("target", ShapeRule::kClassRows)
@@ -137,14 +147,22 @@ private:
 
 // What an op promises about the values it writes (nnplug_numeric_promise).
 enum class NumericPromise : uint8_t {
-    kTolerance,      // within its page's tolerance of the float64 reference
-    kCanonicalBits,  // every element is its canonical float32 expression, bit for bit
-    kCanonicalOrder  // the same given the backend's own exp and log values (unreduced)
+    kTolerance = NNPLUG_PROMISE_TOLERANCE,  // within its page's tolerance of the float64 reference
+    // every element is its canonical float32 expression, bit for bit
+    kCanonicalBits = NNPLUG_PROMISE_CANONICAL_BITS,
+    // the same given the backend's own exp and log values (unreduced)
+    kCanonicalOrder = NNPLUG_PROMISE_CANONICAL_ORDER
 };
 
 // The C type of an attribute argument; kReductionWord is CANN's `char*` reduction
 // ("none", "mean", "sum"), checked into the i64 NNPLUG_ATTR_REDUCTION.
-enum class AttrType : uint8_t { kInt64, kDouble, kFloat, kBool, kReductionWord };
+enum class AttrType : uint8_t {
+    kInt64 = NNPLUG_ATTR_ARG_INT64,
+    kDouble = NNPLUG_ATTR_ARG_DOUBLE,
+    kFloat = NNPLUG_ATTR_ARG_FLOAT,
+    kBool = NNPLUG_ATTR_ARG_BOOL,
+    kReductionWord = NNPLUG_ATTR_ARG_REDUCTION_WORD
+};
 
 struct AttrSpec {
     nnplug_attr_key key;
@@ -177,13 +195,25 @@ inline constexpr AttrSpec kBatchmeanReductionAttr = {NNPLUG_ATTR_REDUCTION, "red
 
 // The first-phase checks; each op lists them in the order its API documents.
 enum class Check : uint8_t {
-    kNull,      // required tensors, workspaceSize and executor not null
-    kRank,      // at most NNPLUG_MAX_DIMS dims, and the operand's own ranks
-    kDtype,     // the operand's dtype set, and the device's dtype rule
-    kFormat,    // same_format operands agree with self
-    kShape,     // shape rules (skipped for an empty self)
-    kAttrs,     // attributes within range
-    kPromotion  // the inputs promote to a type castable to every output
+    kNull = NNPLUG_CHECK_NULL,           // required tensors, workspaceSize and executor not null
+    kRank = NNPLUG_CHECK_RANK,           // at most NNPLUG_MAX_DIMS dims, and the operand's own ranks
+    kDtype = NNPLUG_CHECK_DTYPE,         // the operand's dtype set, and the device's dtype rule
+    kFormat = NNPLUG_CHECK_FORMAT,       // same_format operands agree with self
+    kShape = NNPLUG_CHECK_SHAPE,         // shape rules (skipped for an empty self)
+    kAttrs = NNPLUG_CHECK_ATTRS,         // attributes within range
+    kPromotion = NNPLUG_CHECK_PROMOTION  // the inputs promote to a type castable to every output
+};
+
+// One dtype check of one operand (nnplug_dtype_step), for an API that checks dtypes in an
+// order of its own (OpSchema::dtype_steps).
+enum class DtypeRule : uint8_t {
+    kInSet = NNPLUG_DTYPE_IN_SET,                // the operand's set and the device's rule
+    kEqualsOther = NNPLUG_DTYPE_EQUALS_OTHER,    // its dtype_of operand's dtype
+    kCastFromSelf = NNPLUG_DTYPE_CAST_FROM_SELF  // self's dtype casts to it
+};
+struct DtypeStep {
+    int slot;
+    DtypeRule rule;
 };
 
 // One attribute argument of a call, as its entry point received it.
@@ -228,6 +258,9 @@ struct OpSchema {
     ClassAxis class_axis = ClassAxis::kNone;
     // The status of a failed attribute check (CANN's tiling refuses some with 561002).
     aclnnStatus attr_status = ACLNN_ERR_PARAM_INVALID;
+    // (optional) Check::kDtype's steps in the API's own order; what they leave out is then
+    // checked as without them: each operand's set in slot order, then each dtype_of.
+    std::vector<DtypeStep> dtype_steps = {};
     // (optional) a rule the tables cannot say, run after the listed checks; returns a
     // status and leaves the message, like any check.
     aclnnStatus (*extra_check)(const OpSchema&, const OpCall&) = nullptr;

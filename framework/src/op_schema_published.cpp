@@ -12,44 +12,6 @@
 namespace nnplug {
 namespace {
 
-// The C enums spell the C++ ones value for value.
-static_assert(NNPLUG_SHAPE_ITERATION == static_cast<int>(ShapeRule::kIteration));
-static_assert(NNPLUG_SHAPE_EQUALS_ITERATION == static_cast<int>(ShapeRule::kEqualsIteration));
-static_assert(NNPLUG_SHAPE_EQUALS_ITERATION_EVEN_EMPTY ==
-              static_cast<int>(ShapeRule::kEqualsIterationEvenEmpty));
-static_assert(NNPLUG_SHAPE_BROADCASTS_TO == static_cast<int>(ShapeRule::kBroadcastsTo));
-static_assert(NNPLUG_SHAPE_BROADCASTS_MUTUALLY == static_cast<int>(ShapeRule::kBroadcastsMutually));
-static_assert(NNPLUG_SHAPE_ITERATION_OR_REDUCED == static_cast<int>(ShapeRule::kIterationOrReduced));
-static_assert(NNPLUG_SHAPE_CLASS_ROWS == static_cast<int>(ShapeRule::kClassRows));
-static_assert(NNPLUG_SHAPE_CLASS_ROWS_OR_REDUCED == static_cast<int>(ShapeRule::kClassRowsOrReduced));
-static_assert(NNPLUG_SHAPE_CLASSES == static_cast<int>(ShapeRule::kClasses));
-static_assert(NNPLUG_SHAPE_ONE_ELEMENT == static_cast<int>(ShapeRule::kOneElement));
-static_assert(NNPLUG_SHAPE_IGNORED == static_cast<int>(ShapeRule::kIgnored));
-static_assert(NNPLUG_CLASS_AXIS_NONE == static_cast<int>(ClassAxis::kNone));
-static_assert(NNPLUG_CLASS_AXIS_SECOND_OR_ONLY == static_cast<int>(ClassAxis::kSecondOrOnly));
-static_assert(NNPLUG_ATTR_ARG_INT64 == static_cast<int>(AttrType::kInt64));
-static_assert(NNPLUG_ATTR_ARG_DOUBLE == static_cast<int>(AttrType::kDouble));
-static_assert(NNPLUG_ATTR_ARG_FLOAT == static_cast<int>(AttrType::kFloat));
-static_assert(NNPLUG_ATTR_ARG_BOOL == static_cast<int>(AttrType::kBool));
-static_assert(NNPLUG_ATTR_ARG_REDUCTION_WORD == static_cast<int>(AttrType::kReductionWord));
-static_assert(NNPLUG_EMPTY_REDUCTION == static_cast<int>(EmptyValue::kReduction));
-static_assert(NNPLUG_EMPTY_ZERO == static_cast<int>(EmptyValue::kZero));
-static_assert(NNPLUG_MEAN_OVER_WEIGHTS == static_cast<int>(MeanCount::kWeights));
-static_assert(NNPLUG_REDUCED_SCALAR_OR_ONE == static_cast<int>(ReducedShape::kScalarOrOne));
-static_assert(NNPLUG_REDUCED_SCALAR == static_cast<int>(ReducedShape::kScalar));
-static_assert(NNPLUG_MEAN_OVER_ITERATION == static_cast<int>(MeanCount::kIteration));
-static_assert(NNPLUG_MEAN_OVER_SELF == static_cast<int>(MeanCount::kSelf));
-static_assert(NNPLUG_PROMISE_TOLERANCE == static_cast<int>(NumericPromise::kTolerance));
-static_assert(NNPLUG_PROMISE_CANONICAL_BITS == static_cast<int>(NumericPromise::kCanonicalBits));
-static_assert(NNPLUG_PROMISE_CANONICAL_ORDER == static_cast<int>(NumericPromise::kCanonicalOrder));
-static_assert(NNPLUG_CHECK_NULL == static_cast<int>(Check::kNull));
-static_assert(NNPLUG_CHECK_RANK == static_cast<int>(Check::kRank));
-static_assert(NNPLUG_CHECK_DTYPE == static_cast<int>(Check::kDtype));
-static_assert(NNPLUG_CHECK_FORMAT == static_cast<int>(Check::kFormat));
-static_assert(NNPLUG_CHECK_SHAPE == static_cast<int>(Check::kShape));
-static_assert(NNPLUG_CHECK_ATTRS == static_cast<int>(Check::kAttrs));
-static_assert(NNPLUG_CHECK_PROMOTION == static_cast<int>(Check::kPromotion));
-
 std::vector<const OpSchema*>& registry() {
     static std::vector<const OpSchema*> schemas;
     return schemas;
@@ -60,6 +22,7 @@ struct PublishedOp {
     std::vector<nnplug_operand_schema> operands;
     std::vector<nnplug_attr_schema> attrs;
     std::vector<nnplug_check> checks;
+    std::vector<nnplug_dtype_step> dtype_steps;
     nnplug_op_schema view{};
     const OpSchema* schema = nullptr;
 };
@@ -77,6 +40,8 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
                              static_cast<nnplug_attr_arg_type>(spec.type), spec.min_real, spec.max_real,
                              spec.negative_ignores_nothing});
     for (const Check check : schema.checks) op->checks.push_back(static_cast<nnplug_check>(check));
+    for (const DtypeStep step : schema.dtype_steps)
+        op->dtype_steps.push_back({step.slot, static_cast<nnplug_dtype_rule>(step.rule)});
     op->view = {schema.kind,
                 schema.api,
                 op->operands.size(),
@@ -91,7 +56,10 @@ std::unique_ptr<PublishedOp> publish(const OpSchema& schema) {
                 schema.extra_check != nullptr,
                 static_cast<nnplug_numeric_promise>(schema.promise),
                 static_cast<nnplug_class_axis>(schema.class_axis),
-                schema.gradient_of};
+                schema.gradient_of,
+                schema.attr_status,
+                op->dtype_steps.size(),
+                op->dtype_steps.data()};
     return op;
 }
 

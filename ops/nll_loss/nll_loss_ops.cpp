@@ -28,8 +28,9 @@ OperandSpec target_operand(bool two_d) {
 }
 
 // The loss, for self of the given ranks and a target of one dim fewer. CANN's order: null,
-// dtypes (weight has self's; out and totalWeightOut are float types self casts to), the
-// reduction, then ranks and shapes. The weight is required, as in CANN.
+// dtypes (weight has self's; out and totalWeightOut are float types self casts to; NLLLoss
+// checks self's own set after those, NLLLoss2d before), the reduction, then ranks and
+// shapes. The weight is required, as in CANN.
 OpSchema forward_schema(nnplug_op_kind kind, const char* api, bool two_d) {
     OpSchema schema{
         kind,
@@ -44,14 +45,34 @@ OpSchema forward_schema(nnplug_op_kind kind, const char* api, bool two_d) {
         {kReductionAttr, kIgnoreIndexAttr},
         {Check::kNull, Check::kDtype, Check::kPromotion, Check::kAttrs, Check::kRank, Check::kShape},
     };
+    const DtypeStep self_step{NNPLUG_NLL_LOSS_SELF, DtypeRule::kInSet};
+    schema.dtype_steps = {{NNPLUG_NLL_LOSS_WEIGHT, DtypeRule::kEqualsOther},
+                          {NNPLUG_NLL_LOSS_OUT, DtypeRule::kCastFromSelf},
+                          {NNPLUG_NLL_LOSS_TOTAL_WEIGHT, DtypeRule::kCastFromSelf},
+                          {NNPLUG_NLL_LOSS_TARGET, DtypeRule::kInSet}};
+    schema.dtype_steps.insert(two_d ? schema.dtype_steps.begin() : schema.dtype_steps.end() - 1, self_step);
     schema.empty_reduction_written = true;
     schema.mean_count = MeanCount::kWeights;
     schema.class_axis = ClassAxis::kSecondOrOnly;
     return schema;
 }
 
+// NLLLossBackward: the equalities to self, out castable from self, then self's and target's
+// sets; NLLLoss2dBackward: self's set, then every equality (out's too), then target's set.
+std::vector<DtypeStep> backward_dtype_steps(bool two_d) {
+    const DtypeStep self{NNPLUG_NLL_LOSS_BACKWARD_SELF, DtypeRule::kInSet};
+    const DtypeStep target{NNPLUG_NLL_LOSS_BACKWARD_TARGET, DtypeRule::kInSet};
+    const DtypeStep grad{NNPLUG_NLL_LOSS_BACKWARD_GRAD_OUTPUT, DtypeRule::kEqualsOther};
+    const DtypeStep weight{NNPLUG_NLL_LOSS_BACKWARD_WEIGHT, DtypeRule::kEqualsOther};
+    const DtypeStep total{NNPLUG_NLL_LOSS_BACKWARD_TOTAL_WEIGHT, DtypeRule::kEqualsOther};
+    if (two_d)
+        return {self, grad, weight, {NNPLUG_NLL_LOSS_BACKWARD_OUT, DtypeRule::kEqualsOther}, total, target};
+    return {weight, grad, total, {NNPLUG_NLL_LOSS_BACKWARD_OUT, DtypeRule::kCastFromSelf}, self, target};
+}
+
 // The gradient: gradOutput, weight and totalWeight have self's dtype; out is self's shape.
-// NLLLoss2dBackward checks shapes before the reduction and wants out in self's dtype.
+// NLLLoss2dBackward checks shapes before the reduction and wants out in self's dtype. Each
+// API's dtype checks run in its own order (dtype_steps).
 OpSchema backward_schema(nnplug_op_kind kind, const char* api, bool two_d) {
     OperandSpec out = OperandSpec::out("out", ShapeRule::kEqualsIteration);
     if (two_d) out = out.dtype_equal_to(NNPLUG_NLL_LOSS_BACKWARD_SELF);
@@ -74,6 +95,7 @@ OpSchema backward_schema(nnplug_op_kind kind, const char* api, bool two_d) {
               : std::vector<Check>{Check::kNull, Check::kDtype, Check::kPromotion, Check::kAttrs,
                                    Check::kRank, Check::kShape},
     };
+    schema.dtype_steps = backward_dtype_steps(two_d);
     schema.mean_count = MeanCount::kWeights;
     schema.class_axis = ClassAxis::kSecondOrOnly;
     schema.gradient_of = two_d ? NNPLUG_OP_NLL_LOSS_2D : NNPLUG_OP_NLL_LOSS;

@@ -92,6 +92,17 @@ void expect_well_formed(const nnplug_op_schema& op) {
             EXPECT_LE(op.attrs[a].min_real, op.attrs[a].max_real) << op.attrs[a].name;
         }
     }
+    // A dtype step names a slot, and an equality step an operand that has a dtype_of.
+    for (size_t k = 0; k < op.dtype_step_count; ++k) {
+        const nnplug_dtype_step& step = op.dtype_steps[k];
+        ASSERT_TRUE(step.slot >= 0 && static_cast<size_t>(step.slot) < op.operand_count) << step.slot;
+        EXPECT_LE(static_cast<int>(step.rule), NNPLUG_DTYPE_CAST_FROM_SELF);
+        if (step.rule == NNPLUG_DTYPE_EQUALS_OTHER) {
+            EXPECT_GE(op.operands[step.slot].dtype_of, 0) << op.operands[step.slot].name;
+        }
+    }
+    EXPECT_TRUE(op.attr_status == ACLNN_ERR_PARAM_INVALID || op.attr_status == ACLNN_ERR_INNER_TILING_ERROR)
+        << op.attr_status;
     // A mean over the data's weights is the kernel's: only a class-axis op can have one.
     if (op.mean_count == NNPLUG_MEAN_OVER_WEIGHTS) {
         EXPECT_NE(op.class_axis, NNPLUG_CLASS_AXIS_NONE);

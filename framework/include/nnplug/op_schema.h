@@ -92,6 +92,20 @@ typedef enum nnplug_check {
     NNPLUG_CHECK_PROMOTION = 6 /* the inputs promote to a type castable to every output */
 } nnplug_check;
 
+/* One kind of dtype check, as a step of an API's own order (nnplug_dtype_step). */
+typedef enum nnplug_dtype_rule {
+    NNPLUG_DTYPE_IN_SET = 0,         /* the operand's dtypes (and the device's dtype rule) */
+    NNPLUG_DTYPE_EQUALS_OTHER = 1,   /* equal to the dtype of the operand its dtype_of names */
+    NNPLUG_DTYPE_CAST_FROM_SELF = 2  /* self's dtype casts to it (no float to integer, no
+                                        integer to bool) */
+} nnplug_dtype_rule;
+
+/* One dtype check of one operand. */
+typedef struct nnplug_dtype_step {
+    int32_t slot;
+    nnplug_dtype_rule rule;
+} nnplug_dtype_step;
+
 /* What an op promises about the values it writes. */
 typedef enum nnplug_numeric_promise {
     NNPLUG_PROMISE_TOLERANCE = 0,      /* within the tolerance its page states of a float64
@@ -150,6 +164,14 @@ typedef struct nnplug_op_schema {
     nnplug_numeric_promise promise;
     nnplug_class_axis class_axis;
     int32_t gradient_of; /* the nnplug_op_kind whose loss this op is the gradient of, or -1 */
+    /* The status of a failed attribute check: ACLNN_ERR_PARAM_INVALID, or CANN's tiling
+     * code 561002 where CANN's kernel tiling is what refuses the attribute. */
+    aclnnStatus attr_status;
+    /* NNPLUG_CHECK_DTYPE's steps in the order the API runs them (the first failing one
+     * decides the message), then, for what no step covered, each operand's set in slot order
+     * and each dtype_of. With no steps: only the latter. */
+    size_t dtype_step_count;
+    const nnplug_dtype_step* dtype_steps;
 } nnplug_op_schema;
 
 /* How many ops libnnplug implements. */

@@ -272,4 +272,47 @@ TEST_F(NllLoss, TheFirstPhaseRefusesWhatCannDoesWithItsCodes) {
     EXPECT_EQ(executor, nullptr);
 }
 
+// Each API checks dtypes in an order of its own; with two wrong dtypes the one it checks first
+// is named. A planner that checks every operand's set in slot order names target or self.
+TEST_F(NllLoss, TwoWrongDtypesAreReportedInEachApisOrder) {
+    DeviceTensor self(filled(6, -1), {3, 2}), self_int(filled(6, -1), {3, 2}, ACL_INT32);
+    DeviceTensor float_target({0, 1, 0}, {3}), weight16({1, 1}, {2}, ACL_FLOAT16);
+    DeviceTensor out(filled(3, kSentinel), {3}), out_int(filled(3, 0), {3}, ACL_INT32);
+    DeviceTensor total(filled(1, kSentinel), {1});
+    uint64_t size = 0;
+    aclOpExecutor* executor = nullptr;
+    // NLLLoss: weight's equality and the outputs' casts come before self's and target's sets.
+    expect_refused(
+        aclnnNLLLossGetWorkspaceSize(self_int, float_target, weight16, 0, -100, out, total, &size, &executor),
+        ACLNN_ERR_PARAM_INVALID,
+        "aclnnNLLLoss: weight has dtype float16 but self has dtype int32; they must be equal");
+    DeviceTensor weight({1, 1}, {2});
+    expect_refused(
+        aclnnNLLLossGetWorkspaceSize(self, float_target, weight, 0, -100, out_int, total, &size, &executor),
+        ACLNN_ERR_PARAM_INVALID, "aclnnNLLLoss: self's dtype float32 cannot be cast to out's int32");
+    // NLLLoss2d: self's set first, then weight's equality, before target's set.
+    DeviceTensor self4(filled(12, -1), {1, 2, 2, 3}), target3({0, 1, 0, 1, 0, 1}, {1, 2, 3});
+    DeviceTensor out3(filled(6, kSentinel), {1, 2, 3});
+    expect_refused(
+        aclnnNLLLoss2dGetWorkspaceSize(self4, target3, weight16, 0, -100, out3, total, &size, &executor),
+        ACLNN_ERR_PARAM_INVALID,
+        "aclnnNLLLoss2d: weight has dtype float16 but self has dtype float32; they must be equal");
+    // NLLLossBackward: weight's equality before gradOutput's, though gradOutput comes first.
+    DeviceTensor grad16(filled(3, 1), {3}, ACL_FLOAT16), grad_out(filled(6, kSentinel), {3, 2});
+    expect_refused(aclnnNLLLossBackwardGetWorkspaceSize(grad16, self, float_target, weight16, 0, -100, total,
+                                                        grad_out, &size, &executor),
+                   ACLNN_ERR_PARAM_INVALID,
+                   "aclnnNLLLossBackward: weight has dtype float16 but self has dtype float32; they must be "
+                   "equal");
+    // NLLLoss2dBackward: gradOutput's equality before target's set.
+    DeviceTensor grad3(filled(6, 1), {1, 2, 3}, ACL_FLOAT16), grad_out4(filled(12, kSentinel), {1, 2, 2, 3});
+    expect_refused(
+        aclnnNLLLoss2dBackwardGetWorkspaceSize(grad3, self4, target3, weight, 0, -100, total, grad_out4,
+                                               &size, &executor),
+        ACLNN_ERR_PARAM_INVALID,
+        "aclnnNLLLoss2dBackward: gradOutput has dtype float16 but self has dtype float32; they must "
+        "be equal");
+    EXPECT_EQ(executor, nullptr);
+}
+
 }  // namespace

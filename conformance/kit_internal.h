@@ -4,6 +4,7 @@
 
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
+#include <nnplug/op_schema.h>
 
 #include <cstdint>
 #include <map>
@@ -125,6 +126,15 @@ void run_class_random_group(KitContext& kit, const OpUnderTest& op);
 void run_class_error_group(KitContext& kit, const OpUnderTest& op);
 void run_class_concurrency_group(KitContext& kit, const OpUnderTest& op);
 void run_class_refusal_group(KitContext& kit, const OpUnderTest& op);  // the first operand in host memory
+// A call the first phase must refuse with `status` and a message holding `fragment`.
+struct ClassErrorCase {
+    ClassCase c;
+    aclnnStatus status;
+    std::string fragment;
+};
+// The first-phase errors the published schema implies, spoiling `valid`, a reducing call
+// with float32 self and rows (class_errors.cpp).
+std::vector<ClassErrorCase> class_error_cases(const nnplug_op_schema& schema, const ClassCase& valid);
 // The cases of a *_golden.cases file (tools/golden/generate_class_golden.py), with their api.
 std::vector<std::pair<std::string, ClassCase>> load_class_golden_cases(const std::string& file);
 

@@ -509,6 +509,21 @@ const char* kernel_refusal(const nnplug_op_desc& desc) {
     return elementwise_refusal(desc);
 }
 
+// Why the SoC has no CrossEntropyLoss kernel for desc, as CANN registers them, or "";
+// `operand` names the target when its dtype is what the kernels lack.
+std::string cross_entropy_refusal(const nnplug_op_desc& desc, const SocProfile& soc, int32_t* operand) {
+    const bool forward = desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS;
+    if (!forward && desc.op != NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) return {};
+    if (!soc.cross_entropy)
+        return "is not available on " + soc.name +
+               ", as in CANN (its kernels are for the Atlas A2/A3 series and Ascend950): use Ascend910B";
+    const int32_t target =
+        forward ? int32_t{NNPLUG_CROSS_ENTROPY_LOSS_TARGET} : int32_t{NNPLUG_CROSS_ENTROPY_LOSS_GRAD_TARGET};
+    if (soc.cross_entropy_int32_targets || desc.operands[target].dtype != NNPLUG_DTYPE_I32) return {};
+    if (operand != nullptr) *operand = target;
+    return "has dtype int32; the CrossEntropyLoss kernels of " + soc.name + " take int64 targets, as in CANN";
+}
+
 // Refuses operands that are not device memory of this device, as an NPU cannot read
 // host pages; the runtime puts the operand's name in front of the reason.
 nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operand) {
@@ -516,10 +531,8 @@ nnplug_status op_supports(void* ctx, const nnplug_op_desc* desc, int32_t* operan
         const auto& context = as_context(ctx);
         if (operand != nullptr) *operand = -1;
         if (const char* refusal = kernel_refusal(*desc)) return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
-        if ((desc->op == NNPLUG_OP_CROSS_ENTROPY_LOSS || desc->op == NNPLUG_OP_CROSS_ENTROPY_LOSS_GRAD) &&
-            context.soc.name == "Ascend910")
-            return fail(NNPLUG_ERR_UNSUPPORTED,
-                        "is not available on Ascend910 (Atlas training series), as in CANN: use Ascend910B");
+        if (std::string refusal = cross_entropy_refusal(*desc, context.soc, operand); !refusal.empty())
+            return fail(NNPLUG_ERR_UNSUPPORTED, refusal);
         for (int32_t slot = 0; slot < desc->operand_count; ++slot) {
             const nnplug_tensor& t = desc->operands[slot];
             if (!sdk::present(t)) continue;

@@ -15,11 +15,11 @@ constexpr int64_t kGiB = kKiB * 1024 * 1024;
 const std::vector<SocProfile>& profiles() {
     static const std::vector<SocProfile> all = {
         // Atlas training family (Ascend 910, DaVinci cores with cube and vector units).
-        {"Ascend910", 32, 256 * kKiB, 32 * kGiB, 1200.0, false},
+        {"Ascend910", 32, 256 * kKiB, 32 * kGiB, 1200.0, false, false, false},
         // Atlas A2 (Ascend 910B2): 24 cube cores and 48 separate vector cores.
-        {"Ascend910B", 48, 192 * kKiB, 64 * kGiB, 1600.0, true},
+        {"Ascend910B", 48, 192 * kKiB, 64 * kGiB, 1600.0, true, true, false},
         // Atlas inference family (Ascend 310P3): 8 AI cores.
-        {"Ascend310P", 8, 256 * kKiB, 24 * kGiB, 204.8, false},
+        {"Ascend310P", 8, 256 * kKiB, 24 * kGiB, 204.8, false, false, false},
     };
     return all;
 }

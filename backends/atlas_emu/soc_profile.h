@@ -16,6 +16,11 @@ struct SocProfile {
     int64_t memory_bytes = 0;   // device memory (HBM / LPDDR) capacity
     double bandwidth_gbps = 0;  // device memory bandwidth, GB/s (10^9 bytes)
     bool bfloat16 = false;      // whether the vector unit computes bfloat16
+    // Whether CANN ships the CrossEntropyLoss kernels for it (ascend910b, ascend910_93 and
+    // ascend950 in ops-nn's op definitions), and whether they take int32 targets (only
+    // ascend950's; the others register int64 targets alone).
+    bool cross_entropy = false;
+    bool cross_entropy_int32_targets = false;
 };
 
 // The built-in profile of a SoC name, or nothing for an unknown name.

@@ -281,4 +281,64 @@ TEST_F(CrossEntropyLoss, TheFirstPhaseRefusesWhatCannDoesWithItsCodes) {
     EXPECT_EQ(executor, nullptr);
 }
 
+// atlas_emu emulating `soc`, whatever NNPLUG_BACKEND says.
+template <const char* kSoc>
+class CrossEntropyOnSoc : public nnplug::test::RuntimeTest {
+protected:
+    std::string config_text() const override {
+        return std::string("backend: atlas_emu\nbackends:\n  atlas_emu:\n    soc: ") + kSoc + "\n";
+    }
+    nnplug::test::ScopedEnvironment no_override_{"NNPLUG_BACKEND", nullptr};
+
+    // Both first phases with a target of `target_dtype`: their statuses, the last message kept.
+    std::pair<aclnnStatus, aclnnStatus> first_phases(aclDataType target_dtype, std::string& text) {
+        DeviceTensor x(filled(6, 0), {2, 3}), t({0, 1}, {2}, target_dtype), g(filled(1, 1), {1});
+        DeviceTensor loss(filled(1, kSentinel), {1}), log_prob(filled(6, kSentinel), {2, 3});
+        DeviceTensor zloss(filled(1, kSentinel), {1}), lse(filled(2, kSentinel), {2});
+        DeviceTensor out(filled(6, kSentinel), {2, 3});
+        uint64_t size = 0;
+        aclOpExecutor* executor = nullptr;
+        char mean[] = "mean";
+        const aclnnStatus forward = aclnnCrossEntropyLossGetWorkspaceSize(
+            x, t, nullptr, mean, -100, 0.0, 0.0, false, loss, log_prob, zloss, lse, &size, &executor);
+        text = forward != ACLNN_SUCCESS ? message() : "";
+        if (executor != nullptr) aclDestroyAclOpExecutor(executor);
+        executor = nullptr;
+        const aclnnStatus gradient = aclnnCrossEntropyLossGradGetWorkspaceSize(
+            g, log_prob, t, nullptr, nullptr, nullptr, mean, -100, 0.0, 0.0, out, &size, &executor);
+        if (gradient != ACLNN_SUCCESS) text += "\n" + message();
+        if (executor != nullptr) aclDestroyAclOpExecutor(executor);
+        return {forward, gradient};
+    }
+};
+
+constexpr char kAscend910B[] = "Ascend910B";
+constexpr char kAscend310P[] = "Ascend310P";
+using CrossEntropyOnAscend910B = CrossEntropyOnSoc<kAscend910B>;
+using CrossEntropyOnAscend310P = CrossEntropyOnSoc<kAscend310P>;
+
+// CANN registers int32 targets for these kernels on Ascend950 only.
+TEST_F(CrossEntropyOnAscend910B, Int32TargetsAreRefusedInt64OnesRun) {
+    std::string text;
+    EXPECT_EQ(first_phases(ACL_INT64, text), std::make_pair(ACLNN_SUCCESS, ACLNN_SUCCESS)) << text;
+    const auto [forward, gradient] = first_phases(ACL_INT32, text);
+    EXPECT_NE(forward, ACLNN_SUCCESS);
+    EXPECT_NE(gradient, ACLNN_SUCCESS);
+    EXPECT_EQ(
+        text,
+        "aclnnCrossEntropyLoss: target has dtype int32; the CrossEntropyLoss kernels of Ascend910B take "
+        "int64 targets, as in CANN\naclnnCrossEntropyLossGrad: target has dtype int32; the "
+        "CrossEntropyLoss kernels of Ascend910B take int64 targets, as in CANN");
+}
+
+TEST_F(CrossEntropyOnAscend310P, NeitherOpIsAvailable) {
+    std::string text;
+    const auto [forward, gradient] = first_phases(ACL_INT64, text);
+    EXPECT_NE(forward, ACLNN_SUCCESS);
+    EXPECT_NE(gradient, ACLNN_SUCCESS);
+    EXPECT_NE(text.find("aclnnCrossEntropyLossGrad: is not available on Ascend310P, as in CANN"),
+              std::string::npos)
+        << text;
+}
+
 }  // namespace

@@ -329,12 +329,14 @@ at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target
                          const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
                          int64_t ignore_index, double label_smoothing) {
     const at::Tensor input = resolved(input_given);
-    const at::Tensor target = resolved(target_given);
+    at::Tensor target = resolved(target_given);
     check_operand(input, "cross_entropy", "input", kFloatTypes);
     TORCH_CHECK_TYPE(!at::isFloatingType(target.scalar_type()), "nnplug.torch.cross_entropy: target is a ",
                      target.scalar_type(),
                      " tensor of class probabilities; nnplug takes class indices (torch.int64)");
     check_operand(target, "cross_entropy", "target", {at::kLong, at::kInt});
+    // Most SoCs' CrossEntropyLoss kernels take int64 targets only (docs/ops/cross_entropy_loss.md).
+    if (target.scalar_type() == at::kInt) target = target.to(at::kLong);
     ClassCall call{input,
                    target,
                    resolved(weight_given.value_or(at::Tensor())),

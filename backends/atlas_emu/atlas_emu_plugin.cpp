@@ -27,6 +27,7 @@
 #include "elementwise_op.h"
 #include "elementwise_tiling.h"
 #include "log_line.h"
+#include "nll_kernel.h"
 #include "soc_profile.h"
 #include "trace_statistics.h"
 
@@ -493,10 +494,13 @@ struct Plan {
     const ElementwiseOp* op = nullptr;  // null for an op with a class axis
     int64_t numel = 0;                  // of the descriptor it was made for, to catch a mismatched launch
     ElementwiseTiling tiling;
-    // An op with a class axis: its tiling when the class kernel runs it (class_kernel.h),
-    // else the shared row model (common/class_ops.h) runs it on the stream.
+    // An op with a class axis: its tiling when the cross-entropy kernel (class_kernel.h) or
+    // the NLLLoss kernel (nll_kernel.h) runs it, else the shared row model
+    // (common/class_ops.h) runs it on the stream.
     bool class_kernel = false;
     ClassTiling class_tiling;
+    bool nll_kernel = false;
+    NllTiling nll_tiling;
 };
 using PlanHandle = std::shared_ptr<const Plan>;
 
@@ -576,6 +580,8 @@ nnplug_status op_prepare(void* ctx, const nnplug_op_desc* desc, void** plan, uin
         if (planned->op != nullptr) planned->tiling = plan_elementwise(*desc, as_context(ctx).limits);
         planned->class_kernel = runs_in_class_kernel(*desc);
         if (planned->class_kernel) planned->class_tiling = plan_class(*desc, as_context(ctx).limits);
+        planned->nll_kernel = runs_in_nll_kernel(*desc);
+        if (planned->nll_kernel) planned->nll_tiling = plan_nll(*desc, as_context(ctx).limits);
         *workspace_bytes = planned->tiling.workspace_bytes;
         *plan = new PlanHandle(std::move(planned));
         return NNPLUG_OK;
@@ -586,23 +592,26 @@ void op_release(void*, void* plan) {
     delete static_cast<PlanHandle*>(plan);
 }
 
-// An op with a class axis, on the stream worker: the class kernel through the Unified
-// Buffer, or the shared row model; a target outside the classes fails the stream (reported
-// at its synchronize).
+// An op with a class axis, on the stream worker: the cross-entropy or NLLLoss kernel
+// through the Unified Buffer, or the shared row model; a target outside the classes fails
+// the stream (reported at its synchronize).
 WorkResult run_class_launch(EmuContext& context, const nnplug_op_desc& desc, const Plan& plan,
                             int stream_id) {
     const char* api = nnplug_op_api_name(desc.op);
     const double begin = host_microseconds();
     LaunchStats stats;
-    const std::string fault =
-        plan.class_kernel
-            ? run_class_kernel(desc, plan.class_tiling, context.kernel, *context.cores, stats)
-            : common::run_class_op(desc, [](int64_t count, auto&& body) { body(int64_t{0}, count); });
+    std::string fault, args = "{\"rowModel\":true}";
+    if (plan.class_kernel) {
+        fault = run_class_kernel(desc, plan.class_tiling, context.kernel, *context.cores, stats);
+        args = class_statistics_json(plan.class_tiling, stats.bytes_moved);
+    } else if (plan.nll_kernel) {
+        fault = run_nll_kernel(desc, plan.nll_tiling, context.kernel, *context.cores, stats);
+        args = nll_statistics_json(plan.nll_tiling, stats.bytes_moved);
+    } else {
+        fault = common::run_class_op(desc, [](int64_t count, auto&& body) { body(int64_t{0}, count); });
+    }
     if (context.trace) {
-        context.trace->stream_event(stream_id, api, begin, host_microseconds(),
-                                    plan.class_kernel
-                                        ? class_statistics_json(plan.class_tiling, stats.bytes_moved)
-                                        : "{\"rowModel\":true}");
+        context.trace->stream_event(stream_id, api, begin, host_microseconds(), args);
         for (const auto& span : stats.spans)
             context.trace->core_event(span.core, span.kernel, span.begin_us, span.end_us,
                                       "{\"tiles\":" + std::to_string(span.tiles) + "}");

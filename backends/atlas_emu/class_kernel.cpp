@@ -4,32 +4,29 @@
 #include <nnplug/plugin_support.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "chrome_trace.h"
 #include "class_ops.h"
 #include "class_rows_tile.h"
+#include "core_records.h"
 #include "unified_buffer.h"
 
 namespace nnplug::emu {
 namespace {
-
-int64_t round_up(int64_t value, int64_t unit) {
-    return (value + unit - 1) / unit * unit;
-}
 
 // The Unified Buffer's layout for tiles of `tile` classes: the input tile, the output tile
 // (both of the row's dtype) and a float32 tile of weights, each 32-byte aligned.
 struct UbLayout {
     int64_t in = 0, out = 0, weights = 0, bytes = 0;
     UbLayout(int64_t tile, int64_t element) {
-        out = round_up(tile * element, UnifiedBuffer::kCopyUnit);
-        weights = out + round_up(tile * element, UnifiedBuffer::kCopyUnit);
-        bytes = weights + round_up(tile * 4, UnifiedBuffer::kCopyUnit);
+        UbRegions regions;
+        in = regions.take(tile * element);
+        out = regions.take(tile * element);
+        weights = regions.take(tile * 4);
+        bytes = regions.bytes;
     }
 };
 
@@ -47,8 +44,7 @@ public:
           layout_(tiling.tile_elements, element_),
           losses_(static_cast<size_t>(call_.rows())),
           weights_(static_cast<size_t>(call_.rows())),
-          faults_(static_cast<size_t>(tiling.block_dim)),
-          spans_(static_cast<size_t>(tiling.block_dim)) {}
+          records_(tiling.block_dim) {}
 
     bool forward() const { return desc_.op == NNPLUG_OP_CROSS_ENTROPY_LOSS; }
     const common::ClassOp& op() const { return op_; }
@@ -65,24 +61,13 @@ public:
         bool ok = ub.reserve(layout_.bytes);
         for (int64_t row = begin; ok && row < end; ++row)
             ok = forward() ? forward_row(ub, row) : gradient_row(ub, row);
-        faults_[static_cast<size_t>(core)] = ub.fault_message();
-        bytes_moved_ += ub.bytes_moved();
-        spans_[static_cast<size_t>(core)] = {core, forward() ? "CrossEntropyLoss" : "CrossEntropyLossGrad",
-                                             begin_us, host_microseconds(),
-                                             (end - begin) * tiling_.tiles_per_row};
+        records_.record(ub, {core, forward() ? "CrossEntropyLoss" : "CrossEntropyLossGrad", begin_us,
+                             host_microseconds(), (end - begin) * tiling_.tiles_per_row});
     }
 
     // The reduced loss (and nothing else) from the rows' values, in the row model's chunks.
-    void finish_forward() const;
-    std::string first_fault() const {
-        for (size_t core = 0; core < faults_.size(); ++core)
-            if (!faults_[core].empty()) return faults_[core] + " (core " + std::to_string(core) + ")";
-        return {};
-    }
-    void add_stats(LaunchStats& stats) const {
-        stats.bytes_moved += bytes_moved_;
-        stats.spans.insert(stats.spans.end(), spans_.begin(), spans_.end());
-    }
+    void finish_forward() const { common::store_row_reduction(op_, losses_, weights_); }
+    const CoreRecords& records() const { return records_; }
 
 private:
     const char* global(int slot, int64_t row, int64_t first_class) const {
@@ -118,9 +103,7 @@ private:
     UbLayout layout_;
     std::vector<double> losses_, weights_;  // per row (the forward)
     float grad_scale_ = 1, all_weights_ = 0;
-    std::vector<std::string> faults_;
-    std::vector<CoreSpan> spans_;
-    std::atomic<int64_t> bytes_moved_{0};
+    CoreRecords records_;
 };
 
 // Pass 1 carries the log-sum-exp from tile to tile; pass 2 writes logProb (a row of one
@@ -192,22 +175,6 @@ bool ClassLaunch::gradient_row(UnifiedBuffer& ub, int64_t row) {
     return ok;
 }
 
-void ClassLaunch::finish_forward() const {
-    const int64_t chunks = call_.chunks();
-    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
-    for (int64_t row = 0; row < call_.rows();
-         ++row) {  // each chunk's rows in order, as the row model adds them
-        losses[static_cast<size_t>(row / common::kClassRowChunk)] += losses_[static_cast<size_t>(row)];
-        weights[static_cast<size_t>(row / common::kClassRowChunk)] += weights_[static_cast<size_t>(row)];
-    }
-    common::store_reduction(op_, losses, weights);
-}
-
-// The host's share of a launch, in the order a device runs it.
-void serial(int64_t count, const std::function<void(int64_t, int64_t)>& body) {
-    body(0, count);
-}
-
 }  // namespace
 
 bool runs_in_class_kernel(const nnplug_op_desc& desc) {
@@ -243,8 +210,8 @@ std::string run_class_kernel(const nnplug_op_desc& desc, const ClassTiling& tili
     if (!launch.forward())
         launch.set_gradient(common::class_grad_scale(op, serial), static_cast<float>(op.all_class_weights()));
     cores.run(tiling.block_dim, [&](int core) { launch.run_core(core); });
-    launch.add_stats(stats);
-    if (std::string fault = launch.first_fault(); !fault.empty()) return fault;
+    launch.records().add_stats(stats);
+    if (std::string fault = launch.records().first_fault(); !fault.empty()) return fault;
     if (launch.forward()) launch.finish_forward();
     return {};
 }

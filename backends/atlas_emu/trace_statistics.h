@@ -7,6 +7,7 @@
 
 #include "class_kernel.h"
 #include "elementwise_tiling.h"
+#include "nll_kernel.h"
 
 namespace nnplug::emu {
 
@@ -15,5 +16,8 @@ std::string statistics_json(const ElementwiseTiling& tiling, int64_t bytes_moved
 
 // A class-axis kernel's launch.
 std::string class_statistics_json(const ClassTiling& tiling, int64_t bytes_moved);
+
+// An NLLLoss kernel's launch.
+std::string nll_statistics_json(const NllTiling& tiling, int64_t bytes_moved);
 
 }  // namespace nnplug::emu

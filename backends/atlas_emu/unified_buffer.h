@@ -85,4 +85,14 @@ private:
     std::string fault_;
 };
 
+// A kernel's UB layout laid out region after region, each at a 32-byte aligned offset.
+struct UbRegions {
+    int64_t bytes = 0;
+    int64_t take(int64_t size) {
+        const int64_t offset = bytes;
+        bytes += (size + UnifiedBuffer::kCopyUnit - 1) / UnifiedBuffer::kCopyUnit * UnifiedBuffer::kCopyUnit;
+        return offset;
+    }
+};
+
 }  // namespace nnplug::emu

@@ -494,6 +494,19 @@ inline void store_reduction(const ClassOp& op, const std::vector<double>& losses
                    static_cast<float>(total));
 }
 
+// The same from each row's loss and weight (a kernel that keeps them per row): each chunk's
+// rows added in row order, as forward_rows adds them.
+inline void store_row_reduction(const ClassOp& op, const std::vector<double>& row_losses,
+                                const std::vector<double>& row_weights) {
+    const int64_t chunks = op.call().chunks();
+    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
+    for (size_t row = 0; row < row_losses.size(); ++row) {
+        losses[row / kClassRowChunk] += row_losses[row];
+        weights[row / kClassRowChunk] += row_weights[row];
+    }
+    store_reduction(op, losses, weights);
+}
+
 // The losses: per row (writing logProb and an unreduced loss), then the reduction and, for
 // NLLLoss, the total weight, from chunk partials.
 template <typename Parallel>

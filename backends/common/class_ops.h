@@ -91,10 +91,14 @@ public:
     // writes: logProb (CrossEntropyLoss), the unreduced loss, or the gradient row.
     void nll_row(int64_t row, double& loss, double& weight) const;
     void nll_backward_row(int64_t row, float grad_scale) const;
-    // The same for rows [begin, end) of a reduced float32 (N, C) call with dense int64
-    // targets and rows contiguous along the classes, without a dtype switch per element;
-    // false (nothing done) for any other call.
+    // The same for rows [begin, end) of a reduced call with dense int64 targets and rows
+    // contiguous along the classes (nll_dense), without the per-element addressing; false
+    // (nothing done) for any other call.
     bool nll_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const;
+    bool nll_dense() const {
+        return call_.dense_targets(slots_.target) != nullptr && reduces() &&
+               call_.class_stride(slots_.self) == 1;
+    }
     bool nll_backward_chunk(int64_t begin, int64_t end, float grad_scale) const;
     void cross_entropy_row(int64_t row, double& loss, double& weight) const;
     void cross_entropy_grad_row(int64_t row, float grad_scale, float all_weights) const;
@@ -179,20 +183,30 @@ inline void ClassOp::nll_backward_row(int64_t row, float grad_scale) const {
 }
 
 inline bool ClassOp::nll_chunk(int64_t begin, int64_t end, double& loss_sum, double& weight_sum) const {
+    if (!nll_dense()) return false;
     const int64_t* targets = call_.dense_targets(slots_.target);
     const nnplug_tensor& self = call_.operand(slots_.self);
-    if (targets == nullptr || !reduces() || self.dtype != NNPLUG_DTYPE_F32 ||
-        call_.class_stride(slots_.self) != 1)
-        return false;
-    const float* x = static_cast<const float*>(self.data) + call_.row_start(slots_.self, 0);
+    // Element 0 of row 0; a row's elements are at row * row_stride + class.
+    const char* x = sdk::element_address(self, call_.row_start(slots_.self, 0));
     const int64_t row_stride = call_.row_stride(slots_.self);
-    for (int64_t row = begin; row < end; ++row) {  // nll_row's arithmetic, row by row
-        const int64_t t = targets[row];
-        if (call_.ignored(t)) continue;
-        const float w = class_weight(t);
-        loss_sum += -(w * x[row * row_stride + t]);
-        weight_sum += w;
-    }
+    const auto rows = [&](auto widen) {  // nll_row's arithmetic, row by row, one dtype
+        double loss = loss_sum, weight = weight_sum;  // kept in registers
+        for (int64_t row = begin; row < end; ++row) {
+            const int64_t t = targets[row];
+            if (call_.ignored(t)) continue;
+            const float w = class_weight(t);
+            loss += -(w * widen(row * row_stride + t));
+            weight += w;
+        }
+        loss_sum = loss;
+        weight_sum = weight;
+    };
+    if (self.dtype == NNPLUG_DTYPE_F32)
+        rows([x](int64_t i) { return reinterpret_cast<const float*>(x)[i]; });
+    else if (self.dtype == NNPLUG_DTYPE_BF16)
+        rows([x](int64_t i) { return bf16_to_f32(reinterpret_cast<const uint16_t*>(x)[i]); });
+    else
+        rows([x, dtype = self.dtype](int64_t i) { return load_as_f32(x, dtype, i); });
     return true;
 }
 
@@ -200,14 +214,18 @@ inline bool ClassOp::nll_backward_chunk(int64_t begin, int64_t end, float grad_s
     const int64_t* targets = call_.dense_targets(slots_.target);
     const nnplug_tensor& out = call_.operand(slots_.out);
     const int64_t classes = call_.classes();
-    if (targets == nullptr || !reduces() || out.dtype != NNPLUG_DTYPE_F32 ||
-        call_.class_stride(slots_.out) != 1 || (call_.rows() > 1 && call_.row_stride(slots_.out) != classes))
+    if (targets == nullptr || !reduces() || call_.class_stride(slots_.out) != 1 ||
+        (call_.rows() > 1 && call_.row_stride(slots_.out) != classes))
         return false;
-    float* grad = static_cast<float*>(out.data) + call_.row_start(slots_.out, 0);
-    std::memset(grad + begin * classes, 0, static_cast<size_t>((end - begin) * classes) * sizeof(float));
+    // The chunk's rows at once: 0.0 is all-zero bits in every float dtype.
+    char* grad = sdk::element_address_mutable(out, call_.row_start(slots_.out, 0));
+    const size_t size = nnplug_dtype_size(out.dtype);
+    std::memset(grad + static_cast<size_t>(begin * classes) * size, 0,
+                static_cast<size_t>((end - begin) * classes) * size);
     for (int64_t row = begin; row < end; ++row) {
         const int64_t t = targets[row];
-        if (!call_.ignored(t)) grad[row * classes + t] = -(class_weight(t) * grad_scale);
+        if (!call_.ignored(t))
+            store_from_f32(grad, out.dtype, row * classes + t, -(class_weight(t) * grad_scale));
     }
     return true;
 }
@@ -574,13 +592,47 @@ void run_class_backward(const ClassOp& op, Parallel&& parallel) {
     });
 }
 
+// A reducing NLLLoss over dense targets in one pass: each chunk checks its targets, then sums
+// its rows (the forward writes nothing before the reduction, so a refusal still leaves every
+// output untouched). False when the call is not one nll_chunk takes.
+template <typename Parallel>
+bool fused_nll_forward(const ClassOp& op, Parallel&& parallel, std::string& refusal) {
+    const ClassCall& call = op.call();
+    const int target_slot = class_slots(op.op()).target;
+    const bool nll_forward = op.op() == NNPLUG_OP_NLL_LOSS || op.op() == NNPLUG_OP_NLL_LOSS_2D;
+    if (!nll_forward || !op.nll_dense()) return false;
+    const auto chunks = static_cast<size_t>(call.chunks());
+    std::vector<double> losses(chunks), weights(chunks);
+    std::vector<int64_t> bad(chunks, -1);
+    parallel(call.chunks(), [&](int64_t first, int64_t last) {
+        for (int64_t c = first; c < last; ++c) {
+            const int64_t begin = c * kClassRowChunk, end = std::min(call.rows(), begin + kClassRowChunk);
+            const auto k = static_cast<size_t>(c);
+            bad[k] = call.first_bad_target(target_slot, begin, end);
+            double loss = 0, weight = 0;  // in registers, not through the vectors
+            if (bad[k] < 0) op.nll_chunk(begin, end, loss, weight);
+            losses[k] = loss;
+            weights[k] = weight;
+        }
+    });
+    for (const int64_t row : bad)
+        if (row >= 0) {
+            refusal = call.bad_target_message(row, call.target(target_slot, row));
+            return true;
+        }
+    store_reduction(op, losses, weights);
+    return true;
+}
+
 // Runs a class-axis op. parallel(count, body) calls body(begin, end) over [0, count) in any
 // split. Returns empty on success, else the refusal (one line); nothing is written then.
 template <typename Parallel>
 std::string run_class_op(const nnplug_op_desc& desc, Parallel&& parallel) {
     const ClassOp op(desc);
     if (!op.call().valid()) return "the descriptor has no class axis with classes";
-    std::string refusal = check_targets(op.call(), class_slots(desc.op).target, parallel);
+    std::string refusal;
+    if (fused_nll_forward(op, parallel, refusal)) return refusal;
+    refusal = check_targets(op.call(), class_slots(desc.op).target, parallel);
     if (!refusal.empty()) return refusal;
     const bool backward = desc.op == NNPLUG_OP_NLL_LOSS_BACKWARD ||
                           desc.op == NNPLUG_OP_NLL_LOSS_2D_BACKWARD ||

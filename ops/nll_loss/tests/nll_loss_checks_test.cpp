@@ -204,6 +204,25 @@ TEST_F(NllLoss, ATargetOutsideTheClassesIsRefusedWithNothingWritten) {
     EXPECT_EQ(out.storage(), std::vector<float>({1, 1, 0, 1}));
 }
 
+// A reduced loss over several chunks of rows (checked while they are summed): the lowest bad
+// row is named, whichever chunk a thread reaches first, and neither output is written.
+TEST_F(NllLoss, TheLowestBadTargetOfAReducedLossIsRefusedWithNothingWritten) {
+    const int64_t rows = 600;
+    DeviceTensor self(filled(rows * 3, -1), {rows, 3}), weight({1, 1, 1}, {3});
+    std::vector<float> targets(rows, 1.0f);
+    targets[550] = 9;
+    targets[300] = -7;
+    DeviceTensor target(targets, {rows}, ACL_INT64);
+    for (const int64_t reduction : {1, 2}) {
+        DeviceTensor out(filled(1, kSentinel), {}), total(filled(1, kSentinel), {1});
+        EXPECT_NE(forward(false, self, target, weight, reduction, -100, out, total), ACLNN_SUCCESS);
+        EXPECT_NE(message().find("target element 300 is -7, not a class index in [0, 3)"), std::string::npos)
+            << message();
+        EXPECT_EQ(out.storage(), filled(1, kSentinel));
+        EXPECT_EQ(total.storage(), filled(1, kSentinel));
+    }
+}
+
 // Views: a transposed self and a strided target give the contiguous call's values.
 TEST_F(NllLoss, StridedViewsGiveTheContiguousValues) {
     const Problem p = random_problem({5, 4}, -100, 99);

@@ -10,6 +10,7 @@
 //            target dtype outside the op's set, 16 self (C) with a 0-d target (NLL), 32
 //            float32 out for a 16-bit self (NLL forward), 64 tame targets (every value a
 //            class or ignoreIndex)
+//   pattern  byte: seeds the data bytes read past the input's end
 //   sizes    N, C (a byte each: small, or from 200 on a special size: C 0, 1000, 4097,
 //            65537 ...), then H and W for the 2d forms (0 to 3)
 //   dtypes   self (float32, float16, bfloat16), target (the op's set, or another)
@@ -20,7 +21,8 @@
 //            axis innermost; and an offset of 0 to 7 elements
 //   values   per target element a byte (below 192 a class, then ignoreIndex, -1, C, -100,
 //            INT64_MIN, INT64_MAX, 2^31, 2^32 + a class, 255, 256 ...); per float element a
-//            byte: (b - 128) / 16, exact in every float dtype, 255 NaN (weights b / 32)
+//            byte: (b - 128) / 16, exact in every float dtype, 255 NaN (weights b / 32);
+//            past the input's end, the bytes of a sequence the pattern byte seeds
 //
 // After each call it checks the contract of docs/ops/nll_loss.md and cross_entropy_loss.md:
 // a refused call leaves a one-line message naming the op and hands out no executor; a call
@@ -100,6 +102,14 @@ struct Call {
     const char* word = nullptr;  // CE's reduction word (null: mean)
     int64_t ignore = -100;
     double smoothing = 0;
+    // The data bytes past the input's end: a sequence seeded by the input's pattern byte, so
+    // that short inputs hold hostile targets too (libFuzzer grows its inputs slowly).
+    mutable uint32_t pattern = 0;
+    uint8_t data_byte(Input& in) const {
+        if (in.remaining() > 0) return in.byte();
+        pattern = pattern * 1103515245u + 12345u;
+        return static_cast<uint8_t>(pattern >> 24);
+    }
     bool nll() const { return op <= kNll2dBackward; }
     bool two_d() const { return op == kNll2d || op == kNll2dBackward; }
     bool gradient() const { return op == kNllBackward || op == kNll2dBackward || op == kCeGrad; }
@@ -154,6 +164,7 @@ Call read_call(Input& in) {
     call.backend = use_backend(in.byte() % 2, changed);
     call.op = static_cast<Op>(in.byte() % kOpCount);
     call.flags = in.byte();
+    call.pattern = in.byte();
     call.n = pick_n(in.byte());
     call.c = pick_c(in.byte());
     if (call.two_d()) {
@@ -257,15 +268,15 @@ Tensor make_tensor(Input& in, std::vector<int64_t> view, aclDataType dtype, std:
 }
 
 // The float values of the fuzzed data, exact in float32, float16 and bfloat16.
-double float_value(Input& in, bool weight) {
-    const uint8_t b = in.remaining() > 0 ? in.byte() : 0x90;
+double float_value(Input& in, const Call& call, bool weight) {
+    const uint8_t b = call.data_byte(in);
     if (weight) return b / 32.0;
     return b == 255 ? kNan : (b - 128) / 16.0;
 }
 
 int64_t target_value(Input& in, const Call& call) {
     const int64_t c = std::max<int64_t>(call.c, 1);
-    const uint8_t b = in.remaining() > 0 ? in.byte() : 0;
+    const uint8_t b = call.data_byte(in);
     if (b < 192 || (call.has(kTameTargets) && b >= 208)) return b % c;
     if (b < 208) return call.ignore;
     const int64_t kHostile[] = {-1,
@@ -329,7 +340,7 @@ void fill(Input& in, const Call& call, Tensor& t, std::vector<Buffer>& buffers, 
             t.classes[static_cast<size_t>(i)] = store_class(bytes, t.dtype, element, target_value(in, call));
         else
             t.values[static_cast<size_t>(i)] =
-                store_float(bytes, t.dtype, element, float_value(in, kind == Values::kWeights));
+                store_float(bytes, t.dtype, element, float_value(in, call, kind == Values::kWeights));
     });
 }
 

@@ -98,14 +98,15 @@ def x(value):
 
 
 def class_seed(backend, op, flags, n, c, self_dtype, target_dtype, reduction, targets, hw=(), ignore=IGNORE_M100,
-               ignore_class=0, smoothing=0, layouts=b"", values=b""):
+               ignore_class=0, smoothing=0, layouts=b"", values=b"", pattern=0):
     """One input of fuzz_class_targets; see read_call, make_tensors and fill_inputs there. n and c
     are their size bytes (below 200: n % 5, 1 + c % 8), targets one byte per row."""
-    head = bytes([backend, op, flags, n, c, *hw, self_dtype, target_dtype, reduction, ignore, ignore_class])
+    head = bytes([backend, op, flags, pattern, n, c, *hw, self_dtype, target_dtype, reduction, ignore, ignore_class])
     head += struct.pack("<i", 0) + (bytes([smoothing]) if op >= CE else b"")
     gradient = op in (NLL_BACKWARD, NLL2D_BACKWARD, CE_GRAD)
-    tensors = (3 - (flags & NO_WEIGHT) // NO_WEIGHT + gradient + (op in (NLL_BACKWARD, NLL2D_BACKWARD)) +
-               (op in (NLL, NLL2D)) + 3 * (op == CE))  # self, target, weight, ..., out, ...
+    # self, target, weight, gradOutput, totalWeight, out, totalWeightOut, logProbOut, zlossOut, lseForZlossOut
+    tensors = (4 - (flags & NO_WEIGHT) // NO_WEIGHT + gradient + (op in (NLL_BACKWARD, NLL2D_BACKWARD)) +
+               (op in (NLL, NLL2D)) + 3 * (op == CE))
     return head + layouts.ljust(tensors, b"\0") + bytes(targets) + values
 
 
@@ -134,6 +135,8 @@ def class_seeds():
     yield "ce_ignore_class_tame", class_seed(
         CPU, CE, TAME, 4, 3, 0, 1, 0, [0, 2, 250, 1], ignore=IGNORE_CLASS, ignore_class=2, values=weights[:4] + logits)
     yield "ce_invalid_word_nan_smoothing", class_seed(ATLAS_910B, CE, 0, 2, 3, 0, 0, 4, [0, 1], smoothing=5)
+    yield "ce_short_rows_nan_logit", class_seed(  # a NaN the short rows' vector maximum dropped
+        CPU, CE, NO_WEIGHT, 3, 6, 0, 0, 1, [6, 0, 0], values=bytes([1, 0, 255, 255, 0, x(1.5), x(0)]) + logits)
     yield "nll_int32_target_huge", class_seed(CPU, NLL, 0, 3, 2, 0, 1, 2, [0, 213, 212], values=weights[:3] + logits)
 
 

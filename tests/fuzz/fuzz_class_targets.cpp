@@ -548,15 +548,13 @@ Expectations expect_ce_grad(const Call& call, const Tensors& t) {
         double g = t[kGrad].values[call.reduces() ? 0 : static_cast<size_t>(row)];
         if (call.reduction == 1) g /= total;
         for (int64_t c = 0; c < call.c && !counted; ++c) e[kOut].add(0, 0);
+        // g * (1 - eps) * w[t] first, as the docs say: an infinite g over a row weighing 0 is NaN.
+        const double nll = g * (1 - eps) * weight_of(t, target),
+                     smooth = g * eps / static_cast<double>(call.c);
         for (int64_t c = 0; c < call.c && counted; ++c) {
-            const double p = std::exp(t[kSelf].values[at(call, row, c)]), wt = weight_of(t, target);
-            double v = (1 - eps) * wt * (p - (c == target ? 1 : 0));
-            double magnitude = (1 - eps) * wt * (p + 1);
-            if (eps > 0) {
-                v += eps / static_cast<double>(call.c) * (p * all - weight_of(t, c));
-                magnitude += eps / static_cast<double>(call.c) * (p * all + weight_of(t, c));
-            }
-            e[kOut].add(g * v, std::abs(g) * magnitude);
+            const double p = std::exp(t[kSelf].values[at(call, row, c)]), wc = weight_of(t, c);
+            const double v = nll * (p - (c == target ? 1 : 0)) + (eps > 0 ? smooth * (p * all - wc) : 0.0);
+            e[kOut].add(v, std::abs(nll) * (p + 1) + std::abs(smooth) * (p * all + wc));
         }
     }
     return e;

@@ -549,7 +549,7 @@ Expectations expect_ce_grad(const Call& call, const Tensors& t) {
         if (call.reduction == 1) g /= total;
         for (int64_t c = 0; c < call.c && !counted; ++c) e[kOut].add(0, 0);
         // g * (1 - eps) * w[t] first, as the docs say: an infinite g over a row weighing 0 is NaN.
-        const double nll = g * (1 - eps) * weight_of(t, target),
+        const double nll = counted ? g * (1 - eps) * weight_of(t, target) : 0.0,
                      smooth = g * eps / static_cast<double>(call.c);
         for (int64_t c = 0; c < call.c && counted; ++c) {
             const double p = std::exp(t[kSelf].values[at(call, row, c)]), wc = weight_of(t, c);

@@ -8,7 +8,8 @@
 # build-fuzz/artifacts/<target>/ and the target's log beside it.
 #   tools/fuzz.sh [SECONDS]
 # NNPLUG_FUZZ_BUILD_DIR overrides the build folder. NNPLUG_BACKEND (cpu_tbb or atlas_emu)
-# runs every input of fuzz_ops on that backend instead of the one its first byte picks.
+# runs every input of fuzz_ops and fuzz_class_targets on that backend instead of the one
+# their first byte picks.
 # Reproduce a failure: build-fuzz/bin/<target> build-fuzz/artifacts/<target>/crash-...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,7 +20,7 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -eq 0 ];
   exit 2
 fi
 BUILD_DIR=${NNPLUG_FUZZ_BUILD_DIR:-build-fuzz}
-TARGETS=(fuzz_runtime_config fuzz_ops fuzz_checkpoint fuzz_safe_file fuzz_plugin_table fuzz_cli fuzz_trace fuzz_csv)
+TARGETS=(fuzz_runtime_config fuzz_ops fuzz_class_targets fuzz_checkpoint fuzz_safe_file fuzz_plugin_table fuzz_cli fuzz_trace fuzz_csv)
 PACKAGES=(
   clang-14 libclang-rt-14-dev cmake ninja-build pkg-config nlohmann-json3-dev
   libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libtbb-dev libhwy-dev libeigen3-dev libcli11-dev

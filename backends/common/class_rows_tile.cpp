@@ -209,7 +209,8 @@ HWY_INLINE void columns_out(const float* cols, size_t rows, size_t n, Raw<Dtype>
 }
 
 // log_softmax of up to `lanes` short rows at once; false (nothing written) when a row holds
-// NaN or an infinite maximum, which the per-row path's IEEE rules take.
+// NaN or an infinite maximum, which the per-row path's IEEE rules take. NaN is looked for
+// in every column: x86's Max returns its second operand for NaN, so the maximum loses it.
 template <int32_t Dtype>
 HWY_INLINE bool columns_log_softmax(const RowBlock& rows, int64_t first, size_t count, const float* weights,
                                     bool want_sum, float* lse, double* sums) {
@@ -219,8 +220,13 @@ HWY_INLINE bool columns_log_softmax(const RowBlock& rows, int64_t first, size_t 
     const auto* in = static_cast<const Raw<Dtype>*>(rows.in) + first * rows.in_stride;
     columns_in<Dtype>(in, rows.in_stride, count, n, 0.0f, cols);
     auto vmax = hn::Load(d, cols);
-    for (size_t c = 1; c < n; ++c) vmax = hn::Max(vmax, hn::Load(d, cols + c * lanes));
-    if (!hn::AllTrue(d, hn::IsFinite(vmax))) return false;
+    auto nan = hn::VecFromMask(d, hn::IsNaN(vmax));
+    for (size_t c = 1; c < n; ++c) {
+        const auto v = hn::Load(d, cols + c * lanes);
+        nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+        vmax = hn::Max(vmax, v);
+    }
+    if (!hn::AllFalse(d, hn::MaskFromVec(nan)) || !hn::AllTrue(d, hn::IsFinite(vmax))) return false;
     auto vsum = hn::Zero(d);
     for (size_t c = 0; c < n; ++c)
         vsum = hn::Add(vsum, row_exp<Dtype>(d, hn::Sub(hn::Load(d, cols + c * lanes), vmax)));

@@ -32,10 +32,7 @@
 // changes, in any buffer, including 64 guard bytes after each storage.
 #include <acl/acl.h>
 #include <aclnn/acl_meta.h>
-#include <dlfcn.h>
 #include <nnplug/plugin.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -44,12 +41,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "fuzz_acl_support.h"
 #include "op_catalog.h"
 
 extern "C" {
@@ -64,67 +61,9 @@ namespace {
 
 constexpr int64_t kMaxViewElements = 4096;     // ordinary dimensions are clamped to this
 constexpr int64_t kMaxStorageBytes = 1 << 20;  // larger storages get no buffer (data null)
-constexpr size_t kGuardBytes = 64;             // after each storage, never written
 constexpr uint64_t kMaxWorkspace = 64 << 20;
 
-[[noreturn]] void broken(const std::string& what) {
-    std::fprintf(stderr, "fuzz_ops: contract broken: %s\n", what.c_str());
-    std::abort();
-}
-
-// The input, front to back; past its end every read gives 0.
-class Input {
-public:
-    Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-    uint8_t byte() { return at_ < size_ ? data_[at_++] : 0; }
-    int32_t i32() {
-        uint32_t value = 0;
-        for (int i = 0; i < 4; ++i) value |= static_cast<uint32_t>(byte()) << (8 * i);
-        return static_cast<int32_t>(value);
-    }
-    // The rest of the input, then a pattern (0x3e bytes: 0.19 in float32 and bfloat16, 1.56
-    // in float16), so that computations also run on ordinary values.
-    void fill(uint8_t* out, size_t count) {
-        const size_t taken = std::min(count, size_ - at_);
-        std::memcpy(out, data_ + at_, taken);
-        at_ += taken;
-        std::memset(out + taken, 0x3e, count - taken);
-    }
-
-private:
-    const uint8_t* data_;
-    size_t size_;
-    size_t at_ = 0;
-};
-
-// Configs as files in memory (memfd), one per backend choice.
-struct Backend {
-    const char* name;
-    std::string path;
-};
-
-std::string memory_file(const std::string& text) {
-    const int fd = memfd_create("nnplug-fuzz-ops.yaml", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::abort();
-    return "/proc/self/fd/" + std::to_string(fd);  // kept open for the process's life
-}
-
-std::vector<Backend>& backends() {
-    static std::vector<Backend> list = [] {
-        // Two cpu_tbb threads with small tasks, so a few thousand elements are split.
-        const std::string common = "log_level: off\nbackends:\n  cpu_tbb: {threads: 2, grain: 1024}\n";
-        return std::vector<Backend>{
-            {"cpu_tbb", memory_file("backend: cpu_tbb\n" + common)},
-            {"atlas_emu", memory_file("backend: atlas_emu\n" + common +
-                                      "  atlas_emu: {soc: Ascend910B, memory_mib: 256, host_threads: 2}\n")},
-            {"atlas_emu", memory_file("backend: atlas_emu\n" + common +
-                                      "  atlas_emu: {soc: Ascend910, memory_mib: 256, host_threads: 2}\n")},
-        };
-    }();
-    return list;
-}
-
-int g_active = -1;  // index into backends() of the initialized runtime
+using namespace nnplug::fuzz;
 
 // With NNPLUG_FUZZ_STATS set, what the inputs did, printed at exit: how often each op got
 // past its first phase and ran, and how often the backend changed.
@@ -144,25 +83,13 @@ void finalize_at_exit() {
             std::fprintf(stderr, "fuzz_ops: op %d planned %ld, ran %ld\n", op, g_stats.planned[op],
                          g_stats.ran[op]);
     }
-    if (g_active >= 0) aclFinalize();
-    g_active = -1;
+    finalize_backend();
 }
 
-void use_backend(int choice) {
-    // NNPLUG_BACKEND picks the backend of every run (and its config here, by name).
-    const char* forced = std::getenv("NNPLUG_BACKEND");
-    if (forced != nullptr && *forced != '\0') choice = std::string(forced) == "atlas_emu" ? 1 : 0;
-    ++g_stats.inputs[choice];
-    if (choice == g_active) return;
-    ++g_stats.switches;
-    if (g_active >= 0) aclFinalize();
-    g_active = -1;
-    if (aclInit(backends()[static_cast<size_t>(choice)].path.c_str()) != ACL_SUCCESS) {
-        std::fprintf(stderr, "fuzz_ops: aclInit for %s failed: %s\n",
-                     backends()[static_cast<size_t>(choice)].name, aclGetRecentErrMsg());
-        std::abort();
-    }
-    g_active = choice;
+void count_backend(int choice) {
+    bool changed = false;
+    ++g_stats.inputs[use_backend(choice, changed)];
+    if (changed) ++g_stats.switches;
 }
 
 // The ops, from the conformance catalog (each op folder's entry): their operands in signature
@@ -178,11 +105,6 @@ int self_slot(const OpUnderTest& op) {
     for (size_t i = 0; i < op.operands.size(); ++i)
         if (op.operands[i] == "self") return static_cast<int>(i);
     return 0;
-}
-
-void expect_message(const char* call) {
-    const char* message = aclGetRecentErrMsg();
-    if (message == nullptr || *message == '\0') broken(std::string(call) + " failed without a message");
 }
 
 // Saturating arithmetic for sizes the input may make huge.
@@ -211,15 +133,6 @@ std::vector<int64_t> read_shape(Input& in) {
     }
     return dims;
 }
-
-// A buffer the operands' data points into: device memory from aclrtMalloc, or host memory.
-struct Buffer {
-    bool device = true;
-    uint8_t* data = nullptr;
-    size_t storage_bytes = 0;     // what the tensor that made it may reach
-    std::vector<uint8_t> before;  // storage and guard bytes before the run
-    std::vector<bool> writable;   // bytes inside the outputs' view elements
-};
 
 struct Operand {
     aclTensor* tensor = nullptr;
@@ -356,23 +269,10 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
         for (int64_t dim : storage) elements = dim < 0 ? 0 : saturating_multiply(elements, dim);
         const int64_t bytes = saturating_multiply(elements, static_cast<int64_t>(element_size));
         if (bytes <= kMaxStorageBytes) {
-            Buffer made_buffer;
-            made_buffer.device = data_code % 4 != 2;
-            made_buffer.storage_bytes = static_cast<size_t>(bytes);
-            const size_t total = made_buffer.storage_bytes + kGuardBytes;
-            void* pointer = nullptr;
-            if (made_buffer.device) {
-                if (aclrtMalloc(&pointer, total, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-                    broken("aclrtMalloc failed");
-            } else {
-                pointer = std::malloc(total);
-            }
-            made_buffer.data = static_cast<uint8_t*>(pointer);
-            made_buffer.before.resize(total);  // filled once every operand is described
-            made_buffer.writable.assign(total, false);
-            buffers.push_back(std::move(made_buffer));
+            // Its bytes are filled once every operand is described.
+            buffers.push_back(make_buffer(data_code % 4 != 2, static_cast<size_t>(bytes)));
             buffer = static_cast<int>(buffers.size()) - 1;
-            data = pointer;
+            data = buffers.back().data;
         }
     }
 
@@ -408,58 +308,25 @@ Operand make_operand(Input& in, const std::vector<int64_t>& self_shape, bool is_
 }
 
 // Marks the bytes of an output's view elements as ones the run may write.
-void allow_writes(const Operand& out, std::vector<Buffer>& buffers) {
+void allow_output_writes(const Operand& out, std::vector<Buffer>& buffers) {
     if (out.tensor == nullptr || out.destroyed || out.buffer < 0) return;
-    Buffer& buffer = buffers[static_cast<size_t>(out.buffer)];
     const size_t element_size = nnplug_fuzz_dtype_size(out.dtype);
     if (element_size == 0) return;
-    int64_t count = 1;
-    for (int64_t dim : out.view) count *= dim;  // bounded: the tensor was made and has storage
-    std::vector<int64_t> index(out.view.size(), 0);
-    for (int64_t n = 0; n < count; ++n) {
-        int64_t element = out.offset;
-        for (size_t k = 0; k < index.size(); ++k) element += index[k] * out.strides[k];
-        for (size_t b = 0; b < element_size; ++b) {
-            const size_t at = static_cast<size_t>(element) * element_size + b;
-            if (at < buffer.writable.size()) buffer.writable[at] = true;
-        }
-        for (size_t k = index.size(); k-- > 0;) {
-            if (++index[k] < out.view[k]) break;
-            index[k] = 0;
-        }
-    }
-}
-
-// The backends stay mapped for the whole run: aclFinalize unloads the plugin, but libFuzzer
-// keeps reading the coverage counters of every instrumented library it has seen, so one
-// unmapped by dlclose would crash the fuzzer itself. A reference held here (and NODELETE)
-// keeps each plugin loaded; libnnplug loads the same files, from its own folder.
-void keep_plugins_loaded() {
-    Dl_info library{};
-    if (dladdr(reinterpret_cast<void*>(&aclInit), &library) == 0 || library.dli_fname == nullptr)
-        std::abort();
-    const std::filesystem::path folder =
-        std::filesystem::canonical(library.dli_fname).parent_path() / "nnplug" / "plugins";
-    for (const char* name : {"libnnplug_cpu_tbb.so", "libnnplug_atlas_emu.so"}) {
-        if (dlopen((folder / name).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) == nullptr) {
-            std::fprintf(stderr, "fuzz_ops: cannot load %s: %s\n", (folder / name).c_str(), dlerror());
-            std::abort();
-        }
-    }
+    allow_writes(buffers[static_cast<size_t>(out.buffer)], element_size, out.view, out.strides, out.offset);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    set_target_name("fuzz_ops");
     keep_plugins_loaded();
-    backends();
     std::atexit(finalize_at_exit);
     return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Input in(data, size);
-    use_backend(in.byte() % 3);
+    count_backend(in.byte() % 3);
     const size_t op = in.byte() % ops().size();
     const OpUnderTest& shape = ops()[op];
     const uint8_t flags = in.byte();
@@ -477,12 +344,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The buffers' contents: the rest of the input, after every operand's description.
     for (Buffer& buffer : buffers) {
         in.fill(buffer.before.data(), buffer.before.size());
-        if (!buffer.device) {
-            std::memcpy(buffer.data, buffer.before.data(), buffer.before.size());
-        } else if (aclrtMemcpy(buffer.data, buffer.before.size(), buffer.before.data(), buffer.before.size(),
-                               ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) {
-            broken("aclrtMemcpy to the device failed");
-        }
+        upload(buffer);
     }
 
     uint64_t workspace_size = 0;
@@ -498,7 +360,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
         if (executor == nullptr) broken(std::string(shape.api) + " succeeded without an executor");
         ++g_stats.planned[op];
-        allow_writes(operands.back(), buffers);
+        allow_output_writes(operands.back(), buffers);
         if (flags & 32) {  // the executor keeps what it needs
             for (Operand& operand : operands)
                 if (operand.tensor != nullptr && !operand.destroyed) aclDestroyTensor(operand.tensor);
@@ -545,32 +407,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
 
     // Nothing but the outputs' view elements may have changed, in any buffer.
-    for (size_t b = 0; b < buffers.size(); ++b) {
-        Buffer& buffer = buffers[b];
-        std::vector<uint8_t> after(buffer.before.size());
-        if (buffer.device) {
-            if (aclrtMemcpy(after.data(), after.size(), buffer.data, after.size(),
-                            ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS)
-                broken("aclrtMemcpy from the device failed");
-        } else {
-            std::memcpy(after.data(), buffer.data, after.size());
-        }
-        for (size_t i = 0; i < after.size(); ++i)
-            if (after[i] != buffer.before[i] && !buffer.writable[i])
-                broken(std::string(shape.api) + " wrote byte " + std::to_string(i) + " of buffer " +
-                       std::to_string(b) + " (" + std::to_string(buffer.storage_bytes) + " storage bytes" +
-                       (i >= buffer.storage_bytes ? ", in the guard after the storage"
-                                                  : ", outside the output's view") +
-                       ")");
-    }
+    expect_untouched(buffers, shape.api);
     if (tensors_alive)
         for (Operand& operand : operands)
             if (operand.tensor != nullptr && !operand.destroyed) aclDestroyTensor(operand.tensor);
-    for (Buffer& buffer : buffers) {
-        if (buffer.device)
-            aclrtFree(buffer.data);
-        else
-            std::free(buffer.data);
-    }
+    for (Buffer& buffer : buffers) free_buffer(buffer);
     return 0;
 }

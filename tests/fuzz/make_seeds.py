@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_ops, fuzz_checkpoint, fuzz_safe_file, fuzz_trace and fuzz_csv
+"""Writes the seed corpora of fuzz_ops, fuzz_class_targets, fuzz_checkpoint, fuzz_safe_file, fuzz_trace and fuzz_csv
 (tests/fuzz/corpus/), in the input formats their sources describe. The seeds are committed; run this
 only after changing a format:
     python3 tests/fuzz/make_seeds.py
@@ -82,6 +82,62 @@ def ops_seeds():
     yield "output_partly_over_target", ops_seed(
         CPU, BCE, 0, 0, shape(16),
         [operand(), operand(), operand(6), operand(offset=2, data=4, data_extra=bytes([1]))])
+
+
+# --- fuzz_class_targets ----------------------------------------------------------------------
+
+NLL, NLL2D, NLL_BACKWARD, NLL2D_BACKWARD, CE, CE_GRAD = range(6)
+NO_WEIGHT, REDUCED_0D, OTHER_TARGET_DTYPE, ONE_D, FLOAT_OUT, TAME = 2, 4, 8, 16, 32, 64
+CONTIGUOUS, DOUBLED, COLUMN_MAJOR, CLASS_INNERMOST = range(4)  # layout codes (offset: << 2)
+IGNORE_M100, IGNORE_M1, IGNORE_CLASS = range(3)
+
+
+def x(value):
+    """A float element: (b - 128) / 16."""
+    return int(value * 16) + 128
+
+
+def class_seed(backend, op, flags, n, c, self_dtype, target_dtype, reduction, targets, hw=(), ignore=IGNORE_M100,
+               ignore_class=0, smoothing=0, layouts=b"", values=b"", pattern=0):
+    """One input of fuzz_class_targets; see read_call, make_tensors and fill_inputs there. n and c
+    are their size bytes (below 200: n % 5, 1 + c % 8), targets one byte per row."""
+    head = bytes([backend, op, flags, pattern, n, c, *hw, self_dtype, target_dtype, reduction, ignore, ignore_class])
+    head += struct.pack("<i", 0) + (bytes([smoothing]) if op >= CE else b"")
+    gradient = op in (NLL_BACKWARD, NLL2D_BACKWARD, CE_GRAD)
+    # self, target, weight, gradOutput, totalWeight, out, totalWeightOut, logProbOut, zlossOut, lseForZlossOut
+    tensors = (4 - (flags & NO_WEIGHT) // NO_WEIGHT + gradient + (op in (NLL_BACKWARD, NLL2D_BACKWARD)) +
+               (op in (NLL, NLL2D)) + 3 * (op == CE))
+    return head + layouts.ljust(tensors, b"\0") + bytes(targets) + values
+
+
+def class_seeds():
+    weights = bytes([32, 64, 16, 48, 32, 8, 0, 96])
+    logits = bytes(x(v) for v in [0.5, -1, 2, 0.25, -3, 1.5, 0, 4, -0.5, 1, -2, 3, 0.75, -1.25, 2.5, 0.125])
+    yield "nll_mean_valid", class_seed(CPU, NLL, 0, 4, 4, 0, 0, 1, [0, 4, 2, 1], values=weights[:5] + logits)
+    yield "nll_target_equal_to_c", class_seed(ATLAS_910B, NLL, OWN_STREAM, 4, 4, 0, 1, 0, [0, 1, 209, 3],
+                                              values=weights[:5] + logits)
+    yield "nll2d_sum_uint8_channels_last", class_seed(
+        CPU, NLL2D, 0, 2, 2, 1, 2, 2, [0, 1, 2, 2, 1, 0] * 2, hw=(2, 3),
+        layouts=bytes([CLASS_INNERMOST, 0, 0, 0, 0]), values=weights[:3] + logits * 3)
+    yield "nll_backward_strided_target_ignored", class_seed(
+        ATLAS_910B, NLL_BACKWARD, 0, 3, 5, 0, 0, 0, [1, 192, 5], layouts=bytes([0, DOUBLED | 3 << 2]),
+        values=weights[:6] + logits + logits[:2] + bytes([x(1), x(-2), x(0.5)]))
+    yield "nll_one_d_f16_uint8_ignore_255", class_seed(
+        CPU, NLL, ONE_D | REDUCED_0D, 0, 6, 1, 2, 1, [213], ignore=7, values=weights[:7] + logits[:7])
+    yield "ce_mean_no_weight_smoothing", class_seed(
+        CPU, CE, NO_WEIGHT, 3, 6, 0, 0, 1, [0, 6, 3], smoothing=2, values=logits + logits[:5])
+    yield "ce_grad_bf16_negative_target_not_ignored", class_seed(
+        ATLAS_910B, CE_GRAD, 0, 2, 3, 2, 1, 2, [1, 211], values=weights[:4] + logits[:8] + bytes([x(1)]))
+    yield "ce_thousand_classes", class_seed(CPU, CE, 0, 2, 210, 0, 0, 0, [17, 191], values=weights * 125)
+    yield "nll2d_backward_mean_total_weight", class_seed(
+        ATLAS_910B, NLL2D_BACKWARD, REDUCED_0D, 1, 2, 0, 0, 1, [0, 1, 2, 1], hw=(2, 2),
+        layouts=bytes([COLUMN_MAJOR]), values=weights[:3] + logits + bytes([x(1), 2]))
+    yield "ce_ignore_class_tame", class_seed(
+        CPU, CE, TAME, 4, 3, 0, 1, 0, [0, 2, 250, 1], ignore=IGNORE_CLASS, ignore_class=2, values=weights[:4] + logits)
+    yield "ce_invalid_word_nan_smoothing", class_seed(ATLAS_910B, CE, 0, 2, 3, 0, 0, 4, [0, 1], smoothing=5)
+    yield "ce_short_rows_nan_logit", class_seed(  # a NaN the short rows' vector maximum dropped
+        CPU, CE, NO_WEIGHT, 3, 6, 0, 0, 1, [6, 0, 0], values=bytes([1, 0, 255, 255, 0, x(1.5), x(0)]) + logits)
+    yield "nll_int32_target_huge", class_seed(CPU, NLL, 0, 3, 2, 0, 1, 2, [0, 213, 212], values=weights[:3] + logits)
 
 
 # --- fuzz_checkpoint --------------------------------------------------------------------------
@@ -236,6 +292,7 @@ def write(folder, seeds):
 
 if __name__ == "__main__":
     write("fuzz_ops", ops_seeds())
+    write("fuzz_class_targets", class_seeds())
     write("fuzz_checkpoint", checkpoint_seeds())
     write("fuzz_safe_file", safe_file_seeds())
     write("fuzz_trace", trace_seeds())

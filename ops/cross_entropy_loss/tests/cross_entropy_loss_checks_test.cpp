@@ -210,6 +210,27 @@ TEST_F(CrossEntropyLoss, LogitsNearAHundredDoNotOverflow) {
     expect_near(log_prob.storage(), expected.log_prob, 1e-5, 1e-6);
 }
 
+// A NaN logit makes its whole row NaN: logProb and the row's loss. Short rows run side by side
+// in the vector lanes, where a maximum taken with x86's Max dropped a NaN followed by numbers.
+TEST_F(CrossEntropyLoss, ANanLogitMakesItsRowNanWhereverItIs) {
+    const float nan = std::nanf("");
+    const std::vector<float> values = {-7.5f, -8, nan, nan, -8, 1.5f, 0, 0.5f, -1, 2, 0.25f, -3, 1.5f, 0};
+    DeviceTensor x(values, {2, 7}), t({0, 3}, {2}, ACL_INT64);
+    DeviceTensor loss(filled(2, kSentinel), {2}), log_prob(filled(14, kSentinel), {2, 7});
+    DeviceTensor zloss(filled(1, kSentinel), {1}), lse(filled(2, kSentinel), {2});
+    Call c;
+    c.reduction = "none";
+    ASSERT_EQ(forward(x, t, c, loss, log_prob, zloss, lse), ACLNN_SUCCESS) << message();
+    const std::vector<float> got = log_prob.storage();
+    for (size_t i = 0; i < 7; ++i)
+        EXPECT_TRUE(std::isnan(got[i])) << "logProb element " << i << " is " << got[i];
+    EXPECT_TRUE(std::isnan(loss.storage()[0])) << loss.storage()[0];
+    const auto expected = nnplug::reference::cross_entropy_loss(
+        std::vector<double>(values.begin() + 7, values.end()), {3}, {}, 7, 0, -100, 0);
+    expect_near({loss.storage()[1]}, expected.loss, 1e-5, 1e-6);
+    expect_near(std::vector<float>(got.begin() + 7, got.end()), expected.log_prob, 1e-5, 1e-6);
+}
+
 TEST_F(CrossEntropyLoss, SixteenBitInputsComputeInFloat32AndRoundOnce) {
     const std::vector<float> values = {0.5f, -1.25f, 2.0f, 0.0f, 3.5f, -2.0f, 1.0f, 1.0f};
     for (const aclDataType dtype : {ACL_FLOAT16, ACL_BF16}) {

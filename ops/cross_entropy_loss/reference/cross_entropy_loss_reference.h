@@ -76,12 +76,14 @@ inline std::vector<double> cross_entropy_loss_grad(const std::vector<double>& gr
         if (!cross_entropy_counted(t, ignore_index)) continue;
         double g = reduction == 0 ? grad[static_cast<size_t>(n)] : grad[0];
         if (reduction == 1) g /= total;
+        // g · (1 − ε) · w[t] first, as the kernels and PyTorch's autograd take it: a mean over
+        // counted rows that all weigh 0 makes g infinite and the row NaN.
+        const double nll = g * (1 - smoothing) * class_weight(weight, t);
         for (int64_t c = 0; c < classes; ++c) {
             const double p = std::exp(log_prob[static_cast<size_t>(n * classes + c)]);
-            const double nll = class_weight(weight, t) * (p - (c == t ? 1.0 : 0.0));
             const double smooth = p * all - class_weight(weight, c);
             out[static_cast<size_t>(n * classes + c)] =
-                g * ((1 - smoothing) * nll + smoothing / static_cast<double>(classes) * smooth);
+                nll * (p - (c == t ? 1.0 : 0.0)) + g * smoothing / static_cast<double>(classes) * smooth;
         }
     }
     return out;

@@ -292,7 +292,8 @@ NllTiling plan_nll(const nnplug_op_desc& desc, const DeviceLimits& limits) {
     tiling.block_dim = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(limits.vector_cores, rows)));
     tiling.rows_per_core = (rows + tiling.block_dim - 1) / tiling.block_dim;
     // The UB less the two gathered blocks and room for aligning five regions.
-    const int64_t budget = std::max<int64_t>(0, limits.ub_bytes - 2 * UnifiedBuffer::kCopyUnit - 5 * 31);
+    const int64_t budget =
+        std::max<int64_t>(0, limits.ub_bytes - 2 * UnifiedBuffer::kCopyUnit - int64_t{5} * 31);
     const int64_t per_row = sizes.target + sizes.value;
     const int64_t chosen = limits.tile_elements;  // the tile_elements option, else 0
     if (is_forward(desc.op)) {

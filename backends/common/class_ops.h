@@ -189,7 +189,7 @@ inline bool ClassOp::nll_chunk(int64_t begin, int64_t end, double& loss_sum, dou
     // Element 0 of row 0; a row's elements are at row * row_stride + class.
     const char* x = sdk::element_address(self, call_.row_start(slots_.self, 0));
     const int64_t row_stride = call_.row_stride(slots_.self);
-    const auto rows = [&](auto widen) {  // nll_row's arithmetic, row by row, one dtype
+    const auto rows = [&](auto widen) {               // nll_row's arithmetic, row by row, one dtype
         double loss = loss_sum, weight = weight_sum;  // kept in registers
         for (int64_t row = begin; row < end; ++row) {
             const int64_t t = targets[row];

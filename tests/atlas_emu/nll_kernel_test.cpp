@@ -258,7 +258,7 @@ TEST(AtlasEmuNllKernel, AnOutOfRangeTargetIsRefusedAtSynchronize) {
             for (const int64_t reduction : {0, 1}) {
                 Outputs outputs;
                 EXPECT_NE(run_problem(p, reduction, outputs), ACLNN_SUCCESS);
-                messages.push_back(aclGetRecentErrMsg());
+                messages.emplace_back(aclGetRecentErrMsg());
                 ASSERT_EQ(outputs.size(), 2u) << "the backward ran after a refused forward";
                 for (const auto& bytes : outputs) EXPECT_TRUE(untouched(bytes)) << config;
             }

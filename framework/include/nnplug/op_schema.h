@@ -94,10 +94,10 @@ typedef enum nnplug_check {
 
 /* One kind of dtype check, as a step of an API's own order (nnplug_dtype_step). */
 typedef enum nnplug_dtype_rule {
-    NNPLUG_DTYPE_IN_SET = 0,         /* the operand's dtypes (and the device's dtype rule) */
-    NNPLUG_DTYPE_EQUALS_OTHER = 1,   /* equal to the dtype of the operand its dtype_of names */
-    NNPLUG_DTYPE_CAST_FROM_SELF = 2  /* self's dtype casts to it (no float to integer, no
-                                        integer to bool) */
+    NNPLUG_DTYPE_IN_SET = 0,        /* the operand's dtypes (and the device's dtype rule) */
+    NNPLUG_DTYPE_EQUALS_OTHER = 1,  /* equal to the dtype of the operand its dtype_of names */
+    NNPLUG_DTYPE_CAST_FROM_SELF = 2 /* self's dtype casts to it (no float to integer, no
+                                       integer to bool) */
 } nnplug_dtype_rule;
 
 /* One dtype check of one operand. */

@@ -41,28 +41,9 @@ void reshape(HostTensor& t, std::vector<int64_t> shape) {
     t.shape = std::move(shape);
 }
 
-std::optional<nnplug_dtype> abi_dtype(aclDataType dtype) {
-    switch (dtype) {
-        case ACL_FLOAT:
-            return NNPLUG_DTYPE_F32;
-        case ACL_FLOAT16:
-            return NNPLUG_DTYPE_F16;
-        case ACL_BF16:
-            return NNPLUG_DTYPE_BF16;
-        case ACL_INT32:
-            return NNPLUG_DTYPE_I32;
-        case ACL_INT64:
-            return NNPLUG_DTYPE_I64;
-        case ACL_UINT8:
-            return NNPLUG_DTYPE_U8;
-        default:
-            return std::nullopt;
-    }
-}
-
 bool in_set(aclDataType dtype, uint32_t set) {
-    const auto abi = abi_dtype(dtype);
-    return abi && (set & NNPLUG_DTYPE_BIT(*abi)) != 0;
+    const int32_t abi = nnplug_dtype_of_acl(dtype);
+    return abi >= 0 && (set & NNPLUG_DTYPE_BIT(abi)) != 0;
 }
 
 // PyTorch's can_cast, the rule of NNPLUG_DTYPE_CAST_FROM_SELF: never to a lower category.

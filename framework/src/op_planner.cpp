@@ -27,22 +27,8 @@ namespace {
 
 // The ABI's dtype of an ACL one, or none for a dtype no op takes.
 std::optional<nnplug_dtype> abi_dtype_of(aclDataType dtype) {
-    switch (dtype) {
-        case ACL_FLOAT:
-            return NNPLUG_DTYPE_F32;
-        case ACL_FLOAT16:
-            return NNPLUG_DTYPE_F16;
-        case ACL_BF16:
-            return NNPLUG_DTYPE_BF16;
-        case ACL_INT32:
-            return NNPLUG_DTYPE_I32;
-        case ACL_INT64:
-            return NNPLUG_DTYPE_I64;
-        case ACL_UINT8:
-            return NNPLUG_DTYPE_U8;
-        default:
-            return std::nullopt;
-    }
+    const int32_t abi = nnplug_dtype_of_acl(dtype);
+    return abi < 0 ? std::nullopt : std::optional<nnplug_dtype>(static_cast<nnplug_dtype>(abi));
 }
 
 // "float32, float16 or bfloat16": a dtype set as messages word it.

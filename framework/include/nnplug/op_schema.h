@@ -19,6 +19,7 @@
 
 #include <aclnn/acl_meta.h>
 #include <nnplug/op_slots.h>
+#include <nnplug/plugin.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -173,6 +174,27 @@ typedef struct nnplug_op_schema {
     size_t dtype_step_count;
     const nnplug_dtype_step* dtype_steps;
 } nnplug_op_schema;
+
+/* The nnplug_dtype an aclTensor of `dtype` is described with (the bits of
+ * nnplug_operand_schema.dtypes), or -1 for a dtype no op takes. */
+static inline int32_t nnplug_dtype_of_acl(aclDataType dtype) {
+    switch (dtype) {
+        case ACL_FLOAT:
+            return NNPLUG_DTYPE_F32;
+        case ACL_FLOAT16:
+            return NNPLUG_DTYPE_F16;
+        case ACL_BF16:
+            return NNPLUG_DTYPE_BF16;
+        case ACL_INT32:
+            return NNPLUG_DTYPE_I32;
+        case ACL_INT64:
+            return NNPLUG_DTYPE_I64;
+        case ACL_UINT8:
+            return NNPLUG_DTYPE_U8;
+        default:
+            return -1;
+    }
+}
 
 /* How many ops libnnplug implements. */
 __attribute__((visibility("default"))) size_t nnplug_op_schema_count(void);

@@ -188,6 +188,10 @@ const char* documented_refusal(const Call& call) {
     if (call.nll() && (call.reduction < 0 || call.reduction > 2)) return "a reduction outside 0..2";
     if (!call.nll() && call.reduction == 3) return "an unknown reduction word";
     if (!call.nll() && !(call.smoothing >= 0 && call.smoothing <= 1)) return "labelSmoothing outside [0, 1]";
+    // Ascend910B's CrossEntropyLoss kernels take int64 targets only (a call without rows
+    // reaches no kernel).
+    if (!call.nll() && call.backend != kCpuTbb && call.target_dtype == ACL_INT32 && call.rows() > 0)
+        return "an int32 target on Ascend910B";
     return nullptr;
 }
 

@@ -325,9 +325,12 @@ nnplug_status op_prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_
     });
 }
 
-// An op with a class axis: its chunks of rows over the arena, at least `grain` elements a task.
+// An op with a class axis: its chunks of rows over the arena, at least `grain` elements a
+// task. An NLLLoss forward reads one element of a row, so a task there is `grain` rows.
 nnplug_status launch_class_op(CpuContext& context, const nnplug_op_desc& desc) {
-    const int64_t classes = std::max<int64_t>(1, desc.dims[std::max(0, nnplug_desc_class_axis(&desc))]);
+    const bool row_work = desc.op == NNPLUG_OP_NLL_LOSS || desc.op == NNPLUG_OP_NLL_LOSS_2D;
+    const int64_t classes =
+        row_work ? 1 : std::max<int64_t>(1, desc.dims[std::max(0, nnplug_desc_class_axis(&desc))]);
     const int64_t chunks_per_task = std::max<int64_t>(1, context.grain / (common::kClassRowChunk * classes));
     const std::string refusal = common::run_class_op(
         desc, [&](int64_t count, auto&& body) { parallel_ranges(context, count, chunks_per_task, body); });

@@ -43,6 +43,7 @@ void init(const std::optional<std::string>& config) {
         aclFinalize();
         throw;
     }
+    ++g_runtime.generation;
     g_runtime.initialized = true;
 }
 

@@ -42,6 +42,8 @@ struct RuntimeState {
     std::atomic<bool> initialized{false};
     // whether the ops can read torch's memory in place (decided at each init)
     std::atomic<bool> device_memory_is_host{true};
+    // one more at each init: a stream made under an older runtime is gone with it
+    std::atomic<uint64_t> generation{0};
 };
 inline constexpr const char* kRuntimeStateCapsule = "nnplug._nnplug._runtime_state";
 

@@ -55,3 +55,20 @@ def test_a_bad_config_is_an_error_with_the_runtimes_message(tmp_path):
     result = run_python(code, {"NNPLUG_BACKEND": "", "NNPLUG_CONFIG": ""})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["100006", "True", "None", "cpu_tbb"]
+
+
+def test_losses_run_again_after_the_runtime_is_made_anew():
+    # Each thread keeps a stream across calls; one made under a finalized runtime is gone and
+    # must not be used, in the calling thread or in one that ran before the finalize.
+    code = ("import threading, torch, nnplug, nnplug.torch as nt, torch.nn.functional as F\n"
+            "x, y = torch.rand(64), torch.rand(64)\n"
+            "def check(): assert torch.allclose(nt.mse_loss(x, y), F.mse_loss(x, y))\n"
+            "worker_ready, worker_go = threading.Event(), threading.Event()\n"
+            "def worker(): check(); worker_ready.set(); worker_go.wait(); check()\n"
+            "thread = threading.Thread(target=worker); thread.start(); worker_ready.wait()\n"
+            "for backend in ['cpu_tbb', 'atlas_emu', 'atlas_emu', 'cpu_tbb']:\n"
+            "    check(); nnplug.finalize(); nnplug.init(backend=backend); check()\n"
+            "worker_go.set(); thread.join(); print(nnplug.backend())")
+    result = run_python(code, {"NNPLUG_BACKEND": "", "NNPLUG_CONFIG": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["cpu_tbb"]

@@ -170,10 +170,43 @@ aclTensor* AclCall::out(const at::Tensor& tensor) {
     return handle;
 }
 
+namespace {
+
+// This thread's stream for the ops, kept across calls: a stream per call cost a worker
+// thread's start and join on atlas_emu. Made again once the runtime was initialized anew
+// (aclFinalize took the old one with it; a child of fork() initializes its own).
+class ThreadStream {
+public:
+    ThreadStream() = default;
+    ThreadStream(const ThreadStream&) = delete;
+    ThreadStream& operator=(const ThreadStream&) = delete;
+    ~ThreadStream() {
+        if (current()) aclrtDestroyStream(stream_);
+    }
+    aclrtStream get() {
+        if (!current()) {
+            stream_ = nullptr;
+            python::check_status(aclrtCreateStream(&stream_), "aclrtCreateStream");
+            generation_ = g_runtime->generation.load();
+        }
+        return stream_;
+    }
+
+private:
+    bool current() const {
+        return stream_ != nullptr && g_runtime->initialized.load() &&
+               generation_ == g_runtime->generation.load();
+    }
+    aclrtStream stream_ = nullptr;
+    uint64_t generation_ = 0;
+};
+
+}  // namespace
+
 void AclCall::finish(const char* name, aclnnStatus status, aclOpExecutor* executor, uint64_t workspace_size,
                      python::RunFn second) {
     try {
-        python::CallStream stream;
+        thread_local ThreadStream stream;
         python::run_executor(name, status, executor, workspace_size, second, stream.get());
         for (const python::OperandTensor* output : outputs_) output->copy_back();
     } catch (const python::AclFailure& failure) {

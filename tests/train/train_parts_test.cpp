@@ -88,6 +88,11 @@ TEST(TrainData, MalformedRowsNameFileAndLine) {
     const auto wrong_count = folder.write("count.csv", "3,2,no,yes\n1,2,0\n1,2,1\n");
     EXPECT_EQ(error_of([&] { load_csv(wrong_count, "auto"); }),
               wrong_count.string() + ": the header announces 3 rows, the file holds 2");
+    // A header's feature count is checked against the rows before it sizes anything.
+    const auto huge = folder.write("huge.csv", "2,77777777777700000,no,yes\n1,2,0\n1,2,1\n");
+    EXPECT_EQ(error_of([&] { load_csv(huge, "auto"); }),
+              huge.string() +
+                  ":2: expected 77777777777700001 values (77777777777700000 features and a label), found 3");
     const auto empty = folder.write("empty.csv", "\n");
     EXPECT_EQ(error_of([&] { load_csv(empty, "auto"); }), empty.string() + ": the file holds no rows");
     EXPECT_NE(error_of([&] { load_csv(folder.path() / "missing.csv", "auto"); }).find("cannot open"),

@@ -248,15 +248,22 @@ Dataset load_csv(const std::filesystem::path& path, const std::string& format, T
     if (header.expected_rows >= 0 && rows != header.expected_rows)
         throw std::runtime_error(fmt::format("{}: the header announces {} rows, the file holds {}", file,
                                              header.expected_rows, rows));
-    data.features.resize(rows, feature_count);
-    data.labels.resize(rows);
-    for (int64_t row = 0; row < rows; ++row) {
-        const auto& [number, line] = lines[header.first_row + row];
-        const auto fields = split_fields(line);
+    // A row's fields, which must be the features and a label.
+    const auto fields_of = [&](int64_t row) {
+        const auto& [number, line] = lines[header.first_row + static_cast<size_t>(row)];
+        auto fields = split_fields(line);
         if (static_cast<int64_t>(fields.size()) != feature_count + 1)
             throw std::runtime_error(
                 fmt::format("{}:{}: expected {} values ({} features and a label), found {}", file, number,
                             feature_count + 1, feature_count, fields.size()));
+        return fields;
+    };
+    fields_of(0);  // before the matrix is sized: a header's feature count is only a claim
+    data.features.resize(rows, feature_count);
+    data.labels.resize(rows);
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t number = lines[header.first_row + static_cast<size_t>(row)].first;
+        const auto fields = fields_of(row);
         for (int64_t column = 0; column < feature_count; ++column) {
             const auto value = parse_float(fields[column]);
             if (!value)

@@ -10,9 +10,10 @@ Columns: the best time of one forward + backward (reduction mean) through autogr
 gradient w.r.t. input; `vs torch` is torch's time over nnplug's. From 1M elements on, GB/s
 counts the bytes the two passes must move (forward: input, target; backward: input, target,
 gradient written; a class loss's target counted as its rows) and `of triad` is nnplug's
-share of the triad's bandwidth. A class loss (cross_entropy, nll) of n elements is n / 10
-rows of 10 classes. A size below 64K runs many calls per timing (the best per-call time of
-each run of about a millisecond counts). "n/a": torch 1.13 has no CPU kernel for that dtype.
+share of the triad's bandwidth (the triad over arrays too large for the cache: the memory's
+bandwidth). A class loss (cross_entropy, nll) of n elements is n / 10 rows of 10 classes. A
+size below 1M runs 1M / n calls per timing (the best per-call time of runs of a millisecond
+or more counts). "n/a": torch 1.13 has no CPU kernel for that dtype.
 """
 
 import argparse
@@ -28,6 +29,7 @@ import nnplug.torch as nt
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 CLASSES = 10
+TRIAD_ELEMENTS = 1 << 24  # 192 MiB in all: past any cache
 # name: (nnplug's function, torch's, the kind of operands it takes)
 LOSSES = {
     "bce": (nt.binary_cross_entropy, F.binary_cross_entropy, "probability"),
@@ -84,17 +86,19 @@ def forward_backward(loss_function, x, y, calls):
     return run
 
 
-def triad(n, threads):
-    """a = b + s * c, two reads and one write of float32 (STREAM's count: 12 bytes per element),
-    on `threads` of torch's intra-op threads."""
+def triad_seconds(n, threads, repeats):
+    """The best time per element of a = b + s * c, two reads and one write of float32 (STREAM's
+    count: 12 bytes per element), on `threads` of torch's intra-op threads, over arrays of at
+    least TRIAD_ELEMENTS so that they come from memory, not from the cache. Measured apart
+    from the losses: torch.set_num_threads remakes torch's thread pool, whose new threads spin
+    for a while and would take a core from whichever loss ran next."""
+    n = max(n, TRIAD_ELEMENTS)
     a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
     others = torch.get_num_threads()
-
-    def run():
-        torch.set_num_threads(threads)
-        torch.add(b, c, alpha=3.0, out=a)
-        torch.set_num_threads(others)
-    return run
+    torch.set_num_threads(threads)
+    best = best_times({"triad": lambda: torch.add(b, c, alpha=3.0, out=a)}, repeats)["triad"]
+    torch.set_num_threads(others)
+    return best / n
 
 
 def best_times(runs, repeats):
@@ -127,7 +131,7 @@ def bytes_moved(x, y):
 def measure(loss, dtype_name, n, args):
     ours, theirs, kind = LOSSES[loss]
     x, y = operands(kind, n, DTYPES[dtype_name])
-    calls = max(1, 65536 // n) * 16 if n < 65536 else 1
+    calls = max(1, (1 << 20) // n)  # about a millisecond or more per timing
     runs = {"nnplug": forward_backward(ours, x, y, calls)}
     if torch_supports(theirs, x, y):
         runs["torch"] = forward_backward(theirs, x, y, calls)
@@ -135,12 +139,12 @@ def measure(loss, dtype_name, n, args):
     if big:
         # On a shared machine a thread of torch's OpenMP team may wait for a core: the bound
         # is the best bandwidth the triad shows on one thread or on all of them.
-        runs.update(triad=triad(n, args.threads), triad1=triad(n, 1))
+        triad_best = min(triad_seconds(n, args.threads, args.repeats), triad_seconds(n, 1, args.repeats))
     best = {name: t / calls for name, t in best_times(runs, args.repeats).items()}
     row = f"| {loss} | {dtype_name} | {n} | {best['nnplug'] * 1e6:.1f} | "
     row += f"{best['torch'] * 1e6:.1f} | {best['torch'] / best['nnplug']:.2f}x |" if "torch" in best else "n/a | n/a |"
     if big:
-        triad_gbs = 12 * n / min(best["triad"], best["triad1"]) / 1e9
+        triad_gbs = 12 / triad_best / 1e9
         gbs = bytes_moved(x, y) / best["nnplug"] / 1e9
         row += f" {triad_gbs:.1f} | {gbs:.1f} | {gbs / triad_gbs:.2f} |"
     else:

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "executor_addresses.h"
 #include "runtime.h"
 #include "tensor.h"
 
@@ -106,8 +107,10 @@ int32_t device_of(aclrtContext context, uint32_t device_count) {
 }  // namespace nnplug
 
 using nnplug::guarded;
+using nnplug::OperandGroup;
 using nnplug::RuntimeLease;
 using nnplug::set_last_error;
+using nnplug::set_tensor_address;
 
 extern "C" {
 
@@ -379,6 +382,21 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
     RuntimeLease runtime("aclSetAclOpExecutorRepeatable");
     if (!runtime) return ACLNN_ERR_RUNTIME_ERROR;
     return runtime->set_repeatable(executor);
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                  void* addr) {
+    return set_tensor_address("aclSetInputTensorAddr", OperandGroup::kInputs, executor, index, tensor, addr);
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                   void* addr) {
+    return set_tensor_address("aclSetOutputTensorAddr", OperandGroup::kOutputs, executor, index, tensor,
+                              addr);
+}
+
+aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
+    return set_tensor_address("aclSetTensorAddr", OperandGroup::kAll, executor, index, tensor, addr);
 }
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {

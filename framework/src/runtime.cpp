@@ -386,6 +386,32 @@ aclnnStatus Runtime::destroy_executor(aclOpExecutor* executor) {
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus Runtime::check_idle_repeatable(const char* api, const aclOpExecutor* executor) const {
+    auto* key = const_cast<aclOpExecutor*>(executor);
+    if (live_executors_.count(key) == 0) {
+        set_last_error("{}: executor {} is not live (consumed, destroyed or never created)", api,
+                       static_cast<const void*>(executor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (!executor->repeatable) {
+        set_last_error(
+            "{}: executor {} is not repeatable; make it so with aclSetAclOpExecutorRepeatable first", api,
+            static_cast<const void*>(executor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (repeatable_runs_.count(key) != 0) {
+        set_last_error("{}: executor {} is running ({} on another thread); set its addresses between runs",
+                       api, static_cast<const void*>(executor), executor->api);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (executor->device != current_device()) {
+        set_last_error("{}: executor was made on device {}, but device {} is current (aclrtSetDevice)", api,
+                       executor->device, current_device());
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus Runtime::set_repeatable(aclOpExecutor* executor) {
     if (executor == nullptr) {
         set_last_error("aclSetAclOpExecutorRepeatable: executor is null");

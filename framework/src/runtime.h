@@ -25,15 +25,22 @@
 #include "plugin_library.h"
 #include "runtime_config.h"
 
+namespace nnplug {
+struct OpSchema;
+}
+
 // A first phase's result: the checked descriptor and the backend's plan for it.
 struct aclOpExecutor {
     nnplug_op_desc desc{};
     const nnplug_op_i* op = nullptr;
-    void* plan = nullptr;                     // the backend's; released once, at consumption or destruction
-    void* context = nullptr;                  // the context op and plan belong to
-    nnplug::RoutedBackend* routed = nullptr;  // the backend the op is routed to; null: the device's
-    int32_t device = 0;                       // the device current when it was made
-    const char* api = "";                     // the second-phase entry point that may run it
+    void* plan = nullptr;                      // the backend's; released once, at consumption or destruction
+    void* context = nullptr;                   // the context op and plan belong to
+    nnplug::RoutedBackend* routed = nullptr;   // the backend the op is routed to; null: the device's
+    int32_t device = 0;                        // the device current when it was made
+    const char* api = "";                      // the second-phase entry point that may run it
+    const nnplug::OpSchema* schema = nullptr;  // the op's; null only before the first phase fills it
+    // The first phase's tensors by slot (null: absent), which aclSetTensorAddr and its kin name.
+    const aclTensor* tensors[NNPLUG_MAX_OPERANDS] = {};
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
     bool nothing_to_run = false;  // an empty self
@@ -122,9 +129,19 @@ public:
     void finish_run(aclOpExecutor* executor, bool ran);
     aclnnStatus destroy_executor(aclOpExecutor* executor);
     aclnnStatus set_repeatable(aclOpExecutor* executor);
+    // Runs change(executor) on a live repeatable executor of the current device that no run
+    // is using, under the executors' lock, so that no run starts while it changes; api names
+    // the call in the refusals.
+    template <typename Change>
+    aclnnStatus change_idle_repeatable(const char* api, aclOpExecutor* executor, Change&& change) {
+        std::lock_guard lock(executors_mutex_);
+        if (const aclnnStatus status = check_idle_repeatable(api, executor)) return status;
+        return change(*executor);
+    }
 
 private:
     void release_plan(aclOpExecutor& executor);
+    aclnnStatus check_idle_repeatable(const char* api, const aclOpExecutor* executor) const;
     // One aclrtMalloc block: the size asked for, and the size with the runtime's padding.
     struct Block {
         size_t requested;

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <nnplug/plugin_support.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
 
 #include "op_planner.h"
+#include "operand_memory.h"
 #include "runtime.h"
 #include "tensor.h"
 
@@ -19,36 +21,6 @@ const nnplug_op_i* find_op(const nnplug_plugin& plugin, nnplug_op_kind kind) {
     for (size_t i = 0; i < plugin.op_count; ++i)
         if (plugin.ops[i]->op == kind) return plugin.ops[i];
     return nullptr;
-}
-
-// Device pointers of one device used while another is current are refused, never used.
-aclnnStatus check_operand_devices(const Runtime& runtime, const OpSchema& schema,
-                                  const nnplug_op_desc& desc) {
-    if (!runtime.tracks_memory_owners()) return ACLNN_SUCCESS;
-    for (int slot = 0; slot < desc.operand_count; ++slot) {
-        const nnplug_tensor& operand = desc.operands[slot];
-        if ((operand.flags & NNPLUG_OPERAND_PRESENT) == 0) continue;
-        char what[64];
-        std::snprintf(what, sizeof what, "%s data", schema.operands[static_cast<size_t>(slot)].name);
-        if (!runtime.check_on_current_device(schema.api, what, operand.data)) return ACLNN_ERR_PARAM_INVALID;
-    }
-    return ACLNN_SUCCESS;
-}
-
-// An operand whose storage starts in an aclrtMalloc block and runs past its end is refused
-// before any backend sees it, on every backend: one that trusts the tensor would read or
-// write past the block (cpu_tbb corrupted its heap).
-aclnnStatus check_operand_extents(const Runtime& runtime, const OpSchema& schema,
-                                  const nnplug_op_desc& desc) {
-    for (int slot = 0; slot < desc.operand_count; ++slot) {
-        const nnplug_tensor& operand = desc.operands[slot];
-        if ((operand.flags & NNPLUG_OPERAND_PRESENT) == 0 || operand.storage_bytes <= 0) continue;
-        const char* name = schema.operands[static_cast<size_t>(slot)].name;
-        if (!runtime.check_within_block(schema.api, name, operand.data,
-                                        static_cast<uint64_t>(operand.storage_bytes)))
-            return ACLNN_ERR_PARAM_INVALID;
-    }
-    return ACLNN_SUCCESS;
 }
 
 // A reduction over no elements: the mean is NaN (0/0), the sum 0, a batchmean over a first
@@ -190,11 +162,14 @@ Outcome try_backend(Runtime& runtime, const OpSchema& schema, const nnplug_op_de
 }
 
 aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnplug_op_desc& desc,
-                             bool nothing_to_run, uint64_t* workspace_size, aclOpExecutor** executor) {
+                             bool nothing_to_run, const aclTensor* const* tensors, uint64_t* workspace_size,
+                             aclOpExecutor** executor) {
     auto created = std::make_unique<aclOpExecutor>();
     created->desc = desc;
     created->device = runtime.current_device();
     created->api = schema.api;
+    created->schema = &schema;
+    std::copy(tensors, tensors + schema.operands.size(), created->tensors);
     created->nothing_to_run = nothing_to_run;
     plan_empty_values(schema, desc, nothing_to_run, *created);
     for (int32_t slot = 0; slot < desc.operand_count; ++slot) {
@@ -204,8 +179,9 @@ aclnnStatus prepare_executor(Runtime& runtime, const OpSchema& schema, const nnp
             return ACLNN_ERR_PARAM_INVALID;
     }
     if (!nothing_to_run)
-        if (const aclnnStatus status = check_operand_devices(runtime, schema, desc)) return status;
-    if (const aclnnStatus status = check_operand_extents(runtime, schema, desc)) return status;
+        if (const aclnnStatus status = check_operand_devices(runtime, schema.api, schema, desc))
+            return status;
+    if (const aclnnStatus status = check_operand_extents(runtime, schema.api, schema, desc)) return status;
 
     OpRouting& routing = runtime.routing();
     const RouteTarget& target = routing.target(schema.kind);
@@ -358,7 +334,7 @@ aclnnStatus first_phase(const OpSchema& schema, const aclTensor* const* tensors,
         nnplug_op_desc desc;
         bool empty_self = false;
         if (const aclnnStatus status = plan_op(schema, call, device, desc, empty_self)) return status;
-        return prepare_executor(*runtime, schema, desc, empty_self, workspace_size, executor);
+        return prepare_executor(*runtime, schema, desc, empty_self, tensors, workspace_size, executor);
     } catch (const std::bad_alloc&) {
         set_last_error("{}: out of host memory", schema.api);
         return ACLNN_ERR_INNER;

@@ -2,6 +2,7 @@
 #ifndef ACLNN_ACL_META_H_
 #define ACLNN_ACL_META_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acl/acl_base.h"
@@ -39,6 +40,16 @@ ACLNN_API aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataT
 /* Makes an executor runnable many times; it is then freed by aclDestroyAclOpExecutor. */
 ACLNN_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
 ACLNN_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
+
+/* A repeatable executor's operand moved to addr (the base of its storage) between runs: the
+ * index-th input, output, or tensor of all (inputs, then outputs) in the aclnn signature's
+ * order; tensor is the aclTensor its first phase was given there, and records addr too. */
+ACLNN_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                            void* addr);
+ACLNN_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                             void* addr);
+ACLNN_API aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                       void* addr);
 
 #ifdef __cplusplus
 }

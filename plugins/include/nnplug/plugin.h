@@ -211,7 +211,10 @@ typedef struct nnplug_op_i {
     nnplug_status (*supports)(void* ctx, const nnplug_op_desc* desc, int32_t* operand);
     /* Plans a checked call at the first phase: *plan receives the backend's handle for
      * whatever it would otherwise recompute per launch (may be null), *workspace_bytes the
-     * device workspace a launch needs (0 for none). */
+     * device workspace a launch needs (0 for none). A plan holds no data pointer: a
+     * repeatable executor's operands may move (aclSetTensorAddr), and its later launches
+     * get a descriptor that differs from prepare's in operands[].data only, which
+     * supports has been asked about again. */
     nnplug_status (*prepare)(void* ctx, const nnplug_op_desc* desc, void** plan, uint64_t* workspace_bytes);
     /* Runs or enqueues the call on stream (see the lifetimes above); workspace holds at
      * least the bytes prepare asked for. May run many times for one plan. */

@@ -45,14 +45,16 @@ aclnnStatus check_backend_takes(Runtime& runtime, const char* api, const aclOpEx
     return aclnn_status_from(status);
 }
 
-// Every check the first phase makes of the operands' addresses, over the executor's
-// descriptor with the new address in place.
-aclnnStatus check_addresses(Runtime& runtime, const char* api, const aclOpExecutor& executor) {
+// Every check the first phase makes of an operand's address, over the executor's
+// descriptor with the moved slot's new address in place (the others were checked when they
+// were given).
+aclnnStatus check_addresses(Runtime& runtime, const char* api, const aclOpExecutor& executor, int slot) {
     const OpSchema& schema = *executor.schema;
-    if (const aclnnStatus status = check_operand_devices(runtime, api, schema, executor.desc)) return status;
-    if (const aclnnStatus status = check_operand_extents(runtime, api, schema, executor.desc)) return status;
+    const nnplug_op_desc& desc = executor.desc;
+    if (const aclnnStatus status = check_operand_devices(runtime, api, schema, desc, slot)) return status;
+    if (const aclnnStatus status = check_operand_extents(runtime, api, schema, desc, slot)) return status;
     if (executor.nothing_to_run) return ACLNN_SUCCESS;  // nothing is read: no overlap to fear
-    if (const aclnnStatus status = check_output_overlap(api, schema, executor.desc)) return status;
+    if (const aclnnStatus status = check_output_overlap(api, schema, desc, slot)) return status;
     return check_backend_takes(runtime, api, executor);
 }
 
@@ -92,7 +94,7 @@ aclnnStatus move_operand(Runtime& runtime, const char* api, OperandGroup group, 
         }
         void* const before = operand.data;
         operand.data = addr;
-        if (const aclnnStatus status = check_addresses(runtime, api, executor)) {
+        if (const aclnnStatus status = check_addresses(runtime, api, executor, slot)) {
             operand.data = before;  // refused: the executor runs as it did
             return status;
         }

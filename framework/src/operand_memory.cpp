@@ -38,11 +38,11 @@ bool same_elements(const nnplug_op_desc& desc, const nnplug_tensor& a, const nnp
 }  // namespace
 
 aclnnStatus check_operand_devices(const Runtime& runtime, const char* api, const OpSchema& schema,
-                                  const nnplug_op_desc& desc) {
+                                  const nnplug_op_desc& desc, int only) {
     if (!runtime.tracks_memory_owners()) return ACLNN_SUCCESS;
     for (int slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& operand = desc.operands[slot];
-        if (!present(operand)) continue;
+        if (!present(operand) || (only >= 0 && slot != only)) continue;
         char what[64];
         std::snprintf(what, sizeof what, "%s data", schema.operands[static_cast<size_t>(slot)].name);
         if (!runtime.check_on_current_device(api, what, operand.data)) return ACLNN_ERR_PARAM_INVALID;
@@ -51,10 +51,10 @@ aclnnStatus check_operand_devices(const Runtime& runtime, const char* api, const
 }
 
 aclnnStatus check_operand_extents(const Runtime& runtime, const char* api, const OpSchema& schema,
-                                  const nnplug_op_desc& desc) {
+                                  const nnplug_op_desc& desc, int only) {
     for (int slot = 0; slot < desc.operand_count; ++slot) {
         const nnplug_tensor& operand = desc.operands[slot];
-        if (!present(operand) || operand.storage_bytes <= 0) continue;
+        if (!present(operand) || operand.storage_bytes <= 0 || (only >= 0 && slot != only)) continue;
         const char* name = schema.operands[static_cast<size_t>(slot)].name;
         if (!runtime.check_within_block(api, name, operand.data,
                                         static_cast<uint64_t>(operand.storage_bytes)))
@@ -63,14 +63,15 @@ aclnnStatus check_operand_extents(const Runtime& runtime, const char* api, const
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc) {
+aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc,
+                                 int only) {
     for (int o = 0; o < desc.operand_count; ++o) {
         const nnplug_tensor& out = desc.operands[o];
         if (!present(out) || (out.flags & NNPLUG_OPERAND_OUTPUT) == 0) continue;
         const ByteSpan written = byte_span(desc, out);
         for (int i = 0; i < desc.operand_count; ++i) {
             const nnplug_tensor& other = desc.operands[i];
-            if (i == o || !present(other)) continue;
+            if (i == o || !present(other) || (only >= 0 && o != only && i != only)) continue;
             const ByteSpan touched = byte_span(desc, other);
             if (touched.last < written.first || written.last < touched.first) continue;
             if ((other.flags & NNPLUG_OPERAND_OUTPUT) == 0 && same_elements(desc, out, other)) continue;

@@ -1,10 +1,12 @@
 #include "aten_call.h"
 
 #include <Python.h>
+#include <c10/util/SmallVector.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/tensor_dtypes.h>
 
+#include <algorithm>
 #include <string>
 
 namespace py = pybind11;
@@ -149,25 +151,25 @@ AclCall::AclCall() {
     stage_ = !g_runtime->device_memory_is_host.load();
 }
 
-aclTensor* AclCall::add(const at::Tensor& tensor) {
+aclTensor* const& AclCall::add(const at::Tensor& tensor, bool output) {
+    TORCH_CHECK(count_ < kMaxOperands, "nnplug.torch: internal error: more than ", kMaxOperands, " operands");
+    operands_[count_] = Operand{tensor, output};
+    return handles_[count_++];
+}
+
+void AclCall::make_tensors() {
     try {
-        operands_.emplace_back(reinterpret_cast<uintptr_t>(tensor.data_ptr()),
-                               acl_dtype(tensor.scalar_type()), tensor.sizes().data(),
-                               tensor.strides().data(), tensor.sizes().size(), stage_);
+        for (size_t k = 0; k < count_; ++k) {
+            const at::Tensor& t = operands_[k].tensor;
+            if (!t.defined()) continue;
+            tensors_[k] = std::make_unique<python::OperandTensor>(
+                reinterpret_cast<uintptr_t>(t.data_ptr()), acl_dtype(t.scalar_type()), t.sizes().data(),
+                t.strides().data(), t.sizes().size(), stage_);
+            handles_[k] = tensors_[k]->get();
+        }
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }
-    return operands_.back().get();
-}
-
-const aclTensor* AclCall::in(const at::Tensor& tensor) {
-    return tensor.defined() ? add(tensor) : nullptr;
-}
-
-aclTensor* AclCall::out(const at::Tensor& tensor) {
-    aclTensor* handle = add(tensor);
-    outputs_.push_back(&operands_.back());
-    return handle;
 }
 
 namespace {
@@ -201,14 +203,165 @@ private:
     uint64_t generation_ = 0;
 };
 
+aclrtStream thread_stream() {
+    thread_local ThreadStream stream;
+    return stream.get();
+}
+
+// The key of a kept executor: the op, its attributes, then per operand whether it is
+// there and an output, its dtype, rank, shape and strides.
+using CallKey = c10::SmallVector<int64_t, 96>;
+
+// A repeatable executor kept for calls like the one that made it, with the aclTensors its
+// first phase was given (aclSetTensorAddr names them) and the addresses they hold now.
+struct KeptCall {
+    CallKey key;
+    aclOpExecutor* executor = nullptr;
+    uint64_t workspace_size = 0;
+    std::array<std::unique_ptr<python::OperandTensor>, AclCall::kMaxOperands> tensors;
+    std::array<void*, AclCall::kMaxOperands> addresses{};
+};
+
+// This thread's kept executors, the most recently used first; those of a runtime that
+// was finalized are dropped unrun (aclFinalize freed them).
+class KeptCalls {
+public:
+    static constexpr size_t kCapacity = 32;
+    KeptCalls() = default;
+    KeptCalls(const KeptCalls&) = delete;
+    KeptCalls& operator=(const KeptCalls&) = delete;
+    ~KeptCalls() { clear(); }
+
+    KeptCall* find(const CallKey& key) {
+        if (generation_ != g_runtime->generation.load() || !g_runtime->initialized.load()) clear();
+        for (size_t i = 0; i < calls_.size(); ++i) {
+            if (calls_[i]->key != key) continue;
+            std::rotate(calls_.begin(), calls_.begin() + static_cast<std::ptrdiff_t>(i),
+                        calls_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+            return calls_.front().get();
+        }
+        return nullptr;
+    }
+    void keep(std::unique_ptr<KeptCall> call) {
+        generation_ = g_runtime->generation.load();
+        if (calls_.size() == kCapacity) drop(calls_.back().get());
+        calls_.insert(calls_.begin(), std::move(call));
+    }
+    void drop(KeptCall* call) {
+        for (auto it = calls_.begin(); it != calls_.end(); ++it) {
+            if (it->get() != call) continue;
+            if (current()) aclDestroyAclOpExecutor(call->executor);
+            calls_.erase(it);
+            return;
+        }
+    }
+
+private:
+    bool current() const {
+        return g_runtime->initialized.load() && generation_ == g_runtime->generation.load();
+    }
+    void clear() {
+        while (!calls_.empty()) drop(calls_.back().get());
+    }
+    std::vector<std::unique_ptr<KeptCall>> calls_;
+    uint64_t generation_ = 0;
+};
+
+KeptCalls& kept_calls() {
+    thread_local KeptCalls calls;
+    return calls;
+}
+
+CallKey call_key(const char* name, std::initializer_list<int64_t> attrs, const at::Tensor* tensors,
+                 const bool* outputs, size_t count) {
+    CallKey key;
+    key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(name)));
+    key.append(attrs.begin(), attrs.end());
+    for (size_t k = 0; k < count; ++k) {
+        const at::Tensor& t = tensors[k];
+        if (!t.defined()) {
+            key.push_back(-1);
+            continue;
+        }
+        key.push_back(static_cast<int64_t>(t.scalar_type()) << 8 | (outputs[k] ? 1 : 0) << 4 | t.dim());
+        key.append(t.sizes().begin(), t.sizes().end());
+        key.append(t.strides().begin(), t.strides().end());
+    }
+    return key;
+}
+
+// Runs a kept executor on its thread's stream; a failed run drops it (its next call makes
+// a fresh one, whose first phase says what is wrong) and raises.
+void run_kept_executor(const char* name, KeptCalls& calls, KeptCall& call, python::RunFn second) {
+    const aclrtStream stream = thread_stream();
+    python::DeviceBuffer workspace(call.workspace_size);
+    const aclnnStatus status = second(workspace.data(), call.workspace_size, call.executor, stream);
+    if (status != ACLNN_SUCCESS) {
+        const python::AclFailure failure(
+            status, std::string(aclGetRecentErrMsg()) + " (status " + std::to_string(status) + ")");
+        calls.drop(&call);
+        throw failure;
+    }
+    python::check_status(aclrtSynchronizeStream(stream), name);
+}
+
 }  // namespace
 
-void AclCall::finish(const char* name, aclnnStatus status, aclOpExecutor* executor, uint64_t workspace_size,
-                     python::RunFn second) {
+bool AclCall::run_kept(const char* name, std::initializer_list<int64_t> attrs, python::RunFn second) {
+    if (stage_) return false;  // staged operands are fresh device copies: nothing to keep
+    std::array<at::Tensor, kMaxOperands> tensors;
+    std::array<bool, kMaxOperands> outputs{};
+    for (size_t k = 0; k < count_; ++k) {
+        tensors[k] = operands_[k].tensor;
+        outputs[k] = operands_[k].output;
+    }
+    const CallKey key = call_key(name, attrs, tensors.data(), outputs.data(), count_);
+    KeptCalls& calls = kept_calls();
+    KeptCall* call = calls.find(key);
+    if (call == nullptr) return false;
+    for (size_t k = 0; k < count_; ++k) {
+        if (!tensors[k].defined()) continue;
+        void* address = tensors[k].data_ptr();
+        if (address == call->addresses[k]) continue;
+        if (aclSetTensorAddr(call->executor, k, call->tensors[k]->get(), address) != ACLNN_SUCCESS) {
+            calls.drop(call);  // e.g. an output where the last call's input was: plan the call afresh
+            return false;
+        }
+        call->addresses[k] = address;
+    }
     try {
-        thread_local ThreadStream stream;
-        python::run_executor(name, status, executor, workspace_size, second, stream.get());
-        for (const python::OperandTensor* output : outputs_) output->copy_back();
+        run_kept_executor(name, calls, *call, second);
+    } catch (const python::AclFailure& failure) {
+        raise_nnplug_error(failure);
+    }
+    return true;
+}
+
+void AclCall::finish(const char* name, std::initializer_list<int64_t> attrs, aclnnStatus status,
+                     aclOpExecutor* executor, uint64_t workspace_size, python::RunFn second) {
+    try {
+        if (stage_ || status != ACLNN_SUCCESS || aclSetAclOpExecutorRepeatable(executor) != ACLNN_SUCCESS) {
+            python::run_executor(name, status, executor, workspace_size, second, thread_stream());
+            for (size_t k = 0; k < count_; ++k)
+                if (operands_[k].output && tensors_[k]) tensors_[k]->copy_back();
+            return;
+        }
+        auto call = std::make_unique<KeptCall>();
+        std::array<at::Tensor, kMaxOperands> tensors;
+        std::array<bool, kMaxOperands> outputs{};
+        for (size_t k = 0; k < count_; ++k) {
+            tensors[k] = operands_[k].tensor;
+            outputs[k] = operands_[k].output;
+            call->addresses[k] = tensors[k].defined() ? tensors[k].data_ptr() : nullptr;
+            call->tensors[k] = std::move(tensors_[k]);
+        }
+        call->key = call_key(name, attrs, tensors.data(), outputs.data(), count_);
+        call->executor = executor;
+        call->workspace_size = workspace_size;
+        KeptCalls& calls = kept_calls();
+        KeptCall& kept = *call;
+        calls.keep(std::move(call));
+        run_kept_executor(name, calls, kept, second);
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }

@@ -104,14 +104,14 @@ void refuse_weight_gradient(AutogradContext* ctx, const char* loss, bool has_wei
 
 void nll_forward(const ClassCall& c, const at::Tensor& out, const at::Tensor& total_weight) {
     AclCall acl;
-    const aclTensor* self = acl.in(c.input);
-    const aclTensor* target = acl.in(c.target);
-    const aclTensor* weight = acl.in(c.weight);
-    aclTensor* result = acl.out(out);
-    aclTensor* total = acl.out(total_weight);
+    aclTensor* const& self = acl.in(c.input);
+    aclTensor* const& target = acl.in(c.target);
+    aclTensor* const& weight = acl.in(c.weight);
+    aclTensor* const& result = acl.out(out);
+    aclTensor* const& total = acl.out(total_weight);
     const bool planar = c.input.dim() == 4;
     acl.run(
-        planar ? "aclnnNLLLoss2d" : "aclnnNLLLoss",
+        planar ? "aclnnNLLLoss2d" : "aclnnNLLLoss", {c.reduction, c.ignore_index},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return (planar ? aclnnNLLLoss2dGetWorkspaceSize : aclnnNLLLossGetWorkspaceSize)(
                 self, target, weight, c.reduction, c.ignore_index, result, total, size, executor);
@@ -122,15 +122,15 @@ void nll_forward(const ClassCall& c, const at::Tensor& out, const at::Tensor& to
 void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& total_weight,
                   const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* g = acl.in(grad);
-    const aclTensor* self = acl.in(c.input);
-    const aclTensor* target = acl.in(c.target);
-    const aclTensor* weight = acl.in(c.weight);
-    aclTensor* total = const_cast<aclTensor*>(acl.in(total_weight));
-    aclTensor* result = acl.out(out);
+    aclTensor* const& g = acl.in(grad);
+    aclTensor* const& self = acl.in(c.input);
+    aclTensor* const& target = acl.in(c.target);
+    aclTensor* const& weight = acl.in(c.weight);
+    aclTensor* const& total = acl.in(total_weight);
+    aclTensor* const& result = acl.out(out);
     if (c.input.dim() == 4) {
         acl.run(
-            "aclnnNLLLoss2dBackward",
+            "aclnnNLLLoss2dBackward", {c.reduction, c.ignore_index},
             [&](uint64_t* size, aclOpExecutor** executor) {
                 return aclnnNLLLoss2dBackwardGetWorkspaceSize(g, self, target, weight, c.reduction,
                                                               c.ignore_index, total, result, size, executor);
@@ -138,7 +138,7 @@ void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& 
             aclnnNLLLoss2dBackward);
     } else {
         acl.run(
-            "aclnnNLLLossBackward",
+            "aclnnNLLLossBackward", {c.reduction, c.ignore_index},
             [&](uint64_t* size, aclOpExecutor** executor) {
                 return aclnnNLLLossBackwardGetWorkspaceSize(g, self, target, weight, c.reduction,
                                                             c.ignore_index, total, result, size, executor);
@@ -217,16 +217,16 @@ void cross_entropy_forward(const ClassCall& c, const at::Tensor& loss, const at:
     if (!unused.defined() || unused.scalar_type() != c.input.scalar_type())
         unused = at::empty({1}, at::TensorOptions(c.input.scalar_type()));
     AclCall acl;
-    const aclTensor* input = acl.in(c.input);
-    const aclTensor* target = acl.in(c.target);
-    const aclTensor* weight = acl.in(c.weight);
-    const aclTensor* loss_out = acl.out(loss);
-    const aclTensor* log_prob_out = acl.out(log_prob);
-    const aclTensor* zloss = acl.in(unused);
-    const aclTensor* lse = acl.in(unused);
+    aclTensor* const& input = acl.in(c.input);
+    aclTensor* const& target = acl.in(c.target);
+    aclTensor* const& weight = acl.in(c.weight);
+    aclTensor* const& loss_out = acl.out(loss);
+    aclTensor* const& log_prob_out = acl.out(log_prob);
+    aclTensor* const& zloss = acl.in(unused);
+    aclTensor* const& lse = acl.in(unused);
     ReductionWord reduction(c.reduction);
     acl.run(
-        "aclnnCrossEntropyLoss",
+        "aclnnCrossEntropyLoss", {c.reduction, c.ignore_index, attr_bits(c.label_smoothing)},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return aclnnCrossEntropyLossGetWorkspaceSize(input, target, weight, reduction.word,
                                                          c.ignore_index, c.label_smoothing, 0.0, false,
@@ -238,14 +238,16 @@ void cross_entropy_forward(const ClassCall& c, const at::Tensor& loss, const at:
 void cross_entropy_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& log_prob,
                             const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* g = acl.in(grad);
-    const aclTensor* log_probs = acl.in(log_prob);
-    const aclTensor* target = acl.in(c.target);
-    const aclTensor* weight = acl.in(c.weight);
-    const aclTensor* result = acl.out(out);
+    aclTensor* const& g = acl.in(grad);
+    aclTensor* const& log_probs = acl.in(log_prob);
+    aclTensor* const& target = acl.in(c.target);
+    aclTensor* const& weight = acl.in(c.weight);
+    acl.in(at::Tensor());  // gradZlossOptional and lseForZlossOptional: absent, but counted
+    acl.in(at::Tensor());
+    aclTensor* const& result = acl.out(out);
     ReductionWord reduction(c.reduction);
     acl.run(
-        "aclnnCrossEntropyLossGrad",
+        "aclnnCrossEntropyLossGrad", {c.reduction, c.ignore_index, attr_bits(c.label_smoothing)},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return aclnnCrossEntropyLossGradGetWorkspaceSize(g, log_probs, target, weight, nullptr, nullptr,
                                                              reduction.word, c.ignore_index,

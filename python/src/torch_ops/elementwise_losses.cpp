@@ -35,11 +35,11 @@ void call(const char* name,
           python::RunFn second, const at::Tensor& a, const at::Tensor& b, Attrs... attrs,
           const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* x = acl.in(a);
-    const aclTensor* y = acl.in(b);
-    aclTensor* result = acl.out(out);
+    aclTensor* const& x = acl.in(a);
+    aclTensor* const& y = acl.in(b);
+    aclTensor* const& result = acl.out(out);
     acl.run(
-        name,
+        name, {attr_bits(attrs)...},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return first(x, y, attrs..., result, size, executor);
         },
@@ -53,12 +53,12 @@ void call(const char* name,
           python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, Attrs... attrs,
           const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* x = acl.in(a);
-    const aclTensor* y = acl.in(b);
-    const aclTensor* z = acl.in(c);
-    aclTensor* result = acl.out(out);
+    aclTensor* const& x = acl.in(a);
+    aclTensor* const& y = acl.in(b);
+    aclTensor* const& z = acl.in(c);
+    aclTensor* const& result = acl.out(out);
     acl.run(
-        name,
+        name, {attr_bits(attrs)...},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return first(x, y, z, attrs..., result, size, executor);
         },
@@ -72,13 +72,13 @@ void call(const char* name,
           python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
           const at::Tensor& d, Attrs... attrs, const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* x = acl.in(a);
-    const aclTensor* y = acl.in(b);
-    const aclTensor* z = acl.in(c);
-    const aclTensor* w = acl.in(d);
-    aclTensor* result = acl.out(out);
+    aclTensor* const& x = acl.in(a);
+    aclTensor* const& y = acl.in(b);
+    aclTensor* const& z = acl.in(c);
+    aclTensor* const& w = acl.in(d);
+    aclTensor* const& result = acl.out(out);
     acl.run(
-        name,
+        name, {attr_bits(attrs)...},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return first(x, y, z, w, attrs..., result, size, executor);
         },
@@ -92,14 +92,14 @@ void call(const char* name,
           python::RunFn second, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
           const at::Tensor& d, const at::Tensor& e, Attrs... attrs, const at::Tensor& out) {
     AclCall acl;
-    const aclTensor* x = acl.in(a);
-    const aclTensor* y = acl.in(b);
-    const aclTensor* z = acl.in(c);
-    const aclTensor* w = acl.in(d);
-    const aclTensor* v = acl.in(e);
-    aclTensor* result = acl.out(out);
+    aclTensor* const& x = acl.in(a);
+    aclTensor* const& y = acl.in(b);
+    aclTensor* const& z = acl.in(c);
+    aclTensor* const& w = acl.in(d);
+    aclTensor* const& v = acl.in(e);
+    aclTensor* const& result = acl.out(out);
     acl.run(
-        name,
+        name, {attr_bits(attrs)...},
         [&](uint64_t* size, aclOpExecutor** executor) {
             return first(x, y, z, w, v, attrs..., result, size, executor);
         },

@@ -68,6 +68,8 @@ public:
     std::vector<uint8_t> output() const;               // the output's storage
     std::vector<std::vector<uint8_t>> inputs() const;  // each present input's storage
     const std::vector<const aclTensor*>& arguments() const { return operands_.arguments; }
+    // The device memory of argument k (null where it is absent).
+    void* data_of(size_t argument) const;
 
 private:
     const GoldenCase& golden_;

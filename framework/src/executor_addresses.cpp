@@ -45,16 +45,15 @@ aclnnStatus check_backend_takes(Runtime& runtime, const char* api, const aclOpEx
     return aclnn_status_from(status);
 }
 
-// Every check the first phase makes of an operand's address, over the executor's
+// The checks the first phase makes of one operand's address, over the executor's
 // descriptor with the moved slot's new address in place (the others were checked when they
-// were given).
-aclnnStatus check_addresses(Runtime& runtime, const char* api, const aclOpExecutor& executor, int slot) {
+// were given). Overlap with the other operands waits for the next run (aclOpExecutor::moved).
+aclnnStatus check_address(Runtime& runtime, const char* api, const aclOpExecutor& executor, int slot) {
     const OpSchema& schema = *executor.schema;
     const nnplug_op_desc& desc = executor.desc;
     if (const aclnnStatus status = check_operand_devices(runtime, api, schema, desc, slot)) return status;
     if (const aclnnStatus status = check_operand_extents(runtime, api, schema, desc, slot)) return status;
-    if (executor.nothing_to_run) return ACLNN_SUCCESS;  // nothing is read: no overlap to fear
-    if (const aclnnStatus status = check_output_overlap(api, schema, desc, slot)) return status;
+    if (executor.nothing_to_run) return ACLNN_SUCCESS;  // nothing is read: the backend is not asked
     return check_backend_takes(runtime, api, executor);
 }
 
@@ -94,10 +93,11 @@ aclnnStatus move_operand(Runtime& runtime, const char* api, OperandGroup group, 
         }
         void* const before = operand.data;
         operand.data = addr;
-        if (const aclnnStatus status = check_addresses(runtime, api, executor, slot)) {
+        if (const aclnnStatus status = check_address(runtime, api, executor, slot)) {
             operand.data = before;  // refused: the executor runs as it did
             return status;
         }
+        executor.moved = true;
     }
     tensor->data = addr;
     return ACLNN_SUCCESS;

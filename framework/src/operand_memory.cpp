@@ -63,15 +63,14 @@ aclnnStatus check_operand_extents(const Runtime& runtime, const char* api, const
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc,
-                                 int only) {
+aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc) {
     for (int o = 0; o < desc.operand_count; ++o) {
         const nnplug_tensor& out = desc.operands[o];
         if (!present(out) || (out.flags & NNPLUG_OPERAND_OUTPUT) == 0) continue;
         const ByteSpan written = byte_span(desc, out);
         for (int i = 0; i < desc.operand_count; ++i) {
             const nnplug_tensor& other = desc.operands[i];
-            if (i == o || !present(other) || (only >= 0 && o != only && i != only)) continue;
+            if (i == o || !present(other)) continue;
             const ByteSpan touched = byte_span(desc, other);
             if (touched.last < written.first || written.last < touched.first) continue;
             if ((other.flags & NNPLUG_OPERAND_OUTPUT) == 0 && same_elements(desc, out, other)) continue;

@@ -25,8 +25,7 @@ aclnnStatus check_operand_extents(const Runtime& runtime, const char* api, const
 
 // An output may share memory with another operand only as the exact same elements of an
 // input (elementwise in place), as the planner requires of the tensors; here over the
-// descriptor, whose views the planner has already checked, so only addresses can differ.
-aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc,
-                                 int only = -1);
+// descriptor of an executor whose operands moved (its views the planner has checked).
+aclnnStatus check_output_overlap(const char* api, const OpSchema& schema, const nnplug_op_desc& desc);
 
 }  // namespace nnplug

@@ -7,6 +7,7 @@
 #include <aclnn/acl_meta.h>
 #include <nnplug/plugin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -41,6 +42,10 @@ struct aclOpExecutor {
     const nnplug::OpSchema* schema = nullptr;  // the op's; null only before the first phase fills it
     // The first phase's tensors by slot (null: absent), which aclSetTensorAddr and its kin name.
     const aclTensor* tensors[NNPLUG_MAX_OPERANDS] = {};
+    // An operand moved since the last run: the next run checks the operands' overlap first,
+    // once all of a caller's moves are made (one move at a time may pass through a state
+    // where a moved operand meets another's old memory).
+    std::atomic<bool> moved{false};
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
     bool nothing_to_run = false;  // an empty self

@@ -279,6 +279,11 @@ aclnnStatus run_executor(const char* api, void* workspace, uint64_t workspace_si
     } finish{*runtime, executor, ran};
     if (const aclnnStatus status = check_run_arguments(*runtime, api, workspace, workspace_size, *executor))
         return status;
+    if (executor->moved.load() && !executor->nothing_to_run) {  // aclSetTensorAddr moved an operand
+        if (const aclnnStatus status = check_output_overlap(api, *executor->schema, executor->desc))
+            return status;
+        executor->moved = false;
+    }
     void* resolved = runtime->resolve_stream(api, stream);
     if (resolved == nullptr) return ACLNN_ERR_PARAM_INVALID;
     ran = true;

@@ -169,7 +169,10 @@ struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
         if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
         at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
         nll_backward(call, grad, total_weight, out);
-        return {out.reshape(input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
+        // input's own shape where the op's differs (a reshape costs about 0.4 us)
+        const auto shape = ctx->saved_data.find("input_shape");
+        if (shape != ctx->saved_data.end()) out = out.reshape(shape->second.toIntVector());
+        return {out, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 

@@ -325,7 +325,7 @@ aclnnStatus Runtime::claim(const char* api, aclOpExecutor* executor) {
         return ACLNN_ERR_PARAM_INVALID;
     }
     if (executor->repeatable) {
-        ++repeatable_runs_[executor];
+        ++executor->runs;
     } else {
         live_executors_.erase(executor);  // no second run of it can start
         running_executors_.insert(executor);
@@ -341,9 +341,8 @@ void Runtime::release_plan(aclOpExecutor& executor) {
 
 void Runtime::finish_run(aclOpExecutor* executor, bool ran) {
     std::lock_guard lock(executors_mutex_);
-    if (const auto runs = repeatable_runs_.find(executor); runs != repeatable_runs_.end()) {
-        if (--runs->second > 0) return;
-        repeatable_runs_.erase(runs);
+    if (executor->runs > 0) {  // a repeatable executor's run
+        if (--executor->runs > 0) return;
         if (destroyed_while_running_.erase(executor) == 0) return;  // stays live
         release_plan(*executor);
         delete executor;
@@ -375,7 +374,7 @@ aclnnStatus Runtime::destroy_executor(aclOpExecutor* executor) {
                        static_cast<void*>(executor));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (repeatable_runs_.count(executor) != 0) {  // the last run in progress frees it
+    if (executor->runs != 0) {  // the last run in progress frees it
         destroyed_while_running_.insert(executor);
         return ACLNN_SUCCESS;
     }
@@ -399,7 +398,7 @@ aclnnStatus Runtime::check_idle_repeatable(const char* api, const aclOpExecutor*
             static_cast<const void*>(executor));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (repeatable_runs_.count(key) != 0) {
+    if (executor->runs != 0) {
         set_last_error("{}: executor {} is running ({} on another thread); set its addresses between runs",
                        api, static_cast<const void*>(executor), executor->api);
         return ACLNN_ERR_PARAM_INVALID;

@@ -46,6 +46,7 @@ struct aclOpExecutor {
     // once all of a caller's moves are made (one move at a time may pass through a state
     // where a moved operand meets another's old memory).
     std::atomic<bool> moved{false};
+    int runs = 0;  // of a repeatable executor, in progress (guarded by the runtime's executors lock)
     uint64_t workspace_bytes = 0;
     bool repeatable = false;
     bool nothing_to_run = false;  // an empty self
@@ -184,7 +185,6 @@ private:
     std::mutex executors_mutex_;
     std::unordered_set<aclOpExecutor*> live_executors_;
     std::unordered_set<aclOpExecutor*> running_executors_;        // claimed, not yet finished
-    std::unordered_map<aclOpExecutor*, int> repeatable_runs_;     // runs in progress
     std::unordered_set<aclOpExecutor*> destroyed_while_running_;  // freed by the last run
     std::unordered_set<aclOpExecutor*> consumed_executors_;
     std::deque<aclOpExecutor*> consumed_order_;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <initializer_list>
 #include <mutex>
@@ -146,6 +147,52 @@ TEST_F(HandleRace, ARepeatableExecutorDestroyedDuringItsRunIsFreedAfterIt) {
         }
         if (workspace != nullptr) aclrtFree(workspace);
     }
+}
+
+// aclSetOutputTensorAddr racing runs of the executor: a move is refused while a run is in
+// its second phase and takes effect between runs, so each run writes one whole buffer.
+TEST_F(HandleRace, AnOutputMovedWhileTheExecutorRunsIsMovedBetweenRuns) {
+    const std::vector<float> halves(4096, 0.5f);
+    const DeviceTensor self(halves, {4096}), target(halves, {4096});
+    const DeviceTensor first(std::vector<float>{0.0f}, {}), second(std::vector<float>{0.0f}, {});
+    uint64_t workspace_size = 0;
+    aclOpExecutor* executor = nullptr;
+    ASSERT_EQ(
+        aclnnBinaryCrossEntropyGetWorkspaceSize(self, target, nullptr, 2, first, &workspace_size, &executor),
+        ACLNN_SUCCESS)
+        << aclGetRecentErrMsg();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(executor), ACLNN_SUCCESS);
+    void* workspace = nullptr;
+    if (workspace_size > 0) {
+        ASSERT_EQ(aclrtMalloc(&workspace, workspace_size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    }
+    const double expected = 4096 * 0.6931472;
+    for (int round = 0; round < kRounds / 4; ++round) {
+        first.upload(std::vector<uint8_t>(4, 0));
+        second.upload(std::vector<uint8_t>(4, 0));
+        std::vector<aclnnStatus> runs, moves;
+        race(
+            [&] {
+                for (int i = 0; i < 4; ++i)
+                    runs.push_back(aclnnBinaryCrossEntropy(workspace, workspace_size, executor, nullptr));
+            },
+            [&] {
+                for (int i = 0; i < 4; ++i)
+                    moves.push_back(
+                        aclSetOutputTensorAddr(executor, 0, first, i % 2 ? first.data() : second.data()));
+            });
+        ASSERT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS) << aclGetRecentErrMsg();
+        for (const aclnnStatus status : runs) EXPECT_EQ(status, ACLNN_SUCCESS);
+        for (const aclnnStatus status : moves)
+            EXPECT_TRUE(status == ACLNN_SUCCESS || status == ACLNN_ERR_PARAM_INVALID) << status;
+        // Each buffer holds the sum or was never written; one of them was.
+        const float a = first.storage()[0], b = second.storage()[0];
+        for (const float value : {a, b})
+            EXPECT_TRUE(value == 0.0f || std::fabs(value - expected) < expected * 1e-5) << value;
+        EXPECT_TRUE(a != 0.0f || b != 0.0f);
+    }
+    EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
+    if (workspace != nullptr) aclrtFree(workspace);
 }
 
 TEST_F(HandleRace, AStreamDestroyedDuringALaunchOrSynchronizeNeitherHangsNorCrashes) {

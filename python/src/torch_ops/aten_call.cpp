@@ -272,18 +272,21 @@ KeptCalls& kept_calls() {
     return calls;
 }
 
-CallKey call_key(const char* name, std::initializer_list<int64_t> attrs, const at::Tensor* tensors,
-                 const bool* outputs, size_t count) {
+// `operands`: the call's, each a tensor (undefined: absent) and whether it is an output.
+template <class Operands>
+CallKey call_key(const char* name, std::initializer_list<int64_t> attrs, const Operands& operands,
+                 size_t count) {
     CallKey key;
     key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(name)));
     key.append(attrs.begin(), attrs.end());
     for (size_t k = 0; k < count; ++k) {
-        const at::Tensor& t = tensors[k];
+        const at::Tensor& t = operands[k].tensor;
         if (!t.defined()) {
             key.push_back(-1);
             continue;
         }
-        key.push_back(static_cast<int64_t>(t.scalar_type()) << 8 | (outputs[k] ? 1 : 0) << 4 | t.dim());
+        key.push_back(static_cast<int64_t>(t.scalar_type()) << 8 | (operands[k].output ? 1 : 0) << 4 |
+                      t.dim());
         key.append(t.sizes().begin(), t.sizes().end());
         key.append(t.strides().begin(), t.strides().end());
     }
@@ -309,22 +312,16 @@ void run_kept_executor(const char* name, KeptCalls& calls, KeptCall& call, pytho
 
 bool AclCall::run_kept(const char* name, std::initializer_list<int64_t> attrs, python::RunFn second) {
     if (stage_) return false;  // staged operands are fresh device copies: nothing to keep
-    std::array<at::Tensor, kMaxOperands> tensors;
-    std::array<bool, kMaxOperands> outputs{};
-    for (size_t k = 0; k < count_; ++k) {
-        tensors[k] = operands_[k].tensor;
-        outputs[k] = operands_[k].output;
-    }
-    const CallKey key = call_key(name, attrs, tensors.data(), outputs.data(), count_);
     KeptCalls& calls = kept_calls();
-    KeptCall* call = calls.find(key);
+    KeptCall* call = calls.find(call_key(name, attrs, operands_, count_));
     if (call == nullptr) return false;
     for (size_t k = 0; k < count_; ++k) {
-        if (!tensors[k].defined()) continue;
-        void* address = tensors[k].data_ptr();
+        const at::Tensor& tensor = operands_[k].tensor;
+        if (!tensor.defined()) continue;
+        void* address = tensor.data_ptr();
         if (address == call->addresses[k]) continue;
         if (aclSetTensorAddr(call->executor, k, call->tensors[k]->get(), address) != ACLNN_SUCCESS) {
-            calls.drop(call);  // e.g. an output where the last call's input was: plan the call afresh
+            calls.drop(call);  // a refused move: a fresh first phase says why
             return false;
         }
         call->addresses[k] = address;
@@ -347,15 +344,12 @@ void AclCall::finish(const char* name, std::initializer_list<int64_t> attrs, acl
             return;
         }
         auto call = std::make_unique<KeptCall>();
-        std::array<at::Tensor, kMaxOperands> tensors;
-        std::array<bool, kMaxOperands> outputs{};
         for (size_t k = 0; k < count_; ++k) {
-            tensors[k] = operands_[k].tensor;
-            outputs[k] = operands_[k].output;
-            call->addresses[k] = tensors[k].defined() ? tensors[k].data_ptr() : nullptr;
+            const at::Tensor& tensor = operands_[k].tensor;
+            call->addresses[k] = tensor.defined() ? tensor.data_ptr() : nullptr;
             call->tensors[k] = std::move(tensors_[k]);
         }
-        call->key = call_key(name, attrs, tensors.data(), outputs.data(), count_);
+        call->key = call_key(name, attrs, operands_, count_);
         call->executor = executor;
         call->workspace_size = workspace_size;
         KeptCalls& calls = kept_calls();

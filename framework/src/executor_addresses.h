@@ -1,7 +1,8 @@
 // aclSetInputTensorAddr, aclSetOutputTensorAddr and aclSetTensorAddr: a repeatable
 // executor's operands moved to new addresses between runs, without a new first phase. The
-// views stay those the first phase checked; the addresses are checked as a first phase
-// checks them (device, aclrtMalloc block, overlap with the other operands, the backend).
+// views stay those the first phase checked; a new address is checked as a first phase
+// checks one (device, aclrtMalloc block, the backend), and the operands' overlap by the
+// executor's next run (aclOpExecutor::moved), once every move is made.
 #pragma once
 
 #include <aclnn/acl_meta.h>

@@ -9,11 +9,11 @@
 //
 // The gradients' exp(x) = 2^n exp(r) with n = round(x / ln 2) and r = x - n ln 2 in two
 // parts (Cody and Waite; n ln2_high is exact), exp(r) a degree-7 polynomial on
-// |r| <= ln(2)/2, and 2^n applied as two exact powers of two so that results down to the
-// subnormals round once and 2^128 overflows to +inf as IEEE does. Within 0.87 float32 ulp
-// of exp with FMA, 0.94 without, so at most one ulp from the correctly rounded value
-// (measured in tests/cpu_tbb/binary_cross_entropy_with_logits_simd_test.cpp); exp(-inf) = 0,
-// exp(+inf) = +inf, NaN stays NaN.
+// |r| <= ln(2)/2, and 2^n applied by vscalefps (AVX-512) or as two exact powers of two,
+// so that results down to the subnormals round once and 2^128 overflows to +inf as IEEE
+// does. Within 0.87 float32 ulp of exp with FMA, 0.94 without, so at most one ulp from the
+// correctly rounded value (measured in tests/cpu_tbb/binary_cross_entropy_with_logits_simd_test.cpp);
+// exp(-inf) = 0, exp(+inf) = +inf, NaN stays NaN.
 //
 // The loss needs only log(1 + exp(-|x|)) with 1 + e rounded to float32, so it has its
 // own, shorter pair (about half the operations): exp(-|x|) with -|x| clamped at -20
@@ -39,19 +39,10 @@ HWY_BEFORE_NAMESPACE();
 namespace nnplug::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// exp(x) for every float x.
+// exp(r) for |r| <= ln(2)/2 with Taylor coefficients to 1/7! (truncation below 2^-27
+// relative): the mantissa of exp_any.
 template <class D>
-HWY_INLINE hn::Vec<D> exp_any(D d, hn::Vec<D> x) {
-    const hn::RebindToSigned<D> di;
-    // Beyond [-104, 89] exp is 0 or +inf in float32; the clamp keeps n within [-150, 129]
-    // and NaN (zeroed first: Min and Max may drop it) away from the integer conversion.
-    const auto nan = hn::IsNaN(x);
-    const auto clamped = hn::Min(hn::Max(hn::IfThenZeroElse(nan, x), hn::Set(d, -104.0f)), hn::Set(d, 89.0f));
-    const auto n = hn::Round(hn::Mul(clamped, hn::Set(d, 1.44269504088896341f)));
-    // ln2_high has 9 significant bits, so n * ln2_high is exact for |n| < 2^15.
-    auto r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), clamped);
-    r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
-    // exp(r) with Taylor coefficients to 1/7! (truncation below 2^-27 relative).
+HWY_INLINE hn::Vec<D> exp_reduced(D d, hn::Vec<D> r) {
     auto q = hn::MulAdd(hn::Set(d, 1.98412698e-4f), r, hn::Set(d, 1.38888889e-3f));
     q = hn::MulAdd(q, r, hn::Set(d, 8.33333333e-3f));
     q = hn::MulAdd(q, r, hn::Set(d, 4.16666667e-2f));
@@ -59,19 +50,81 @@ HWY_INLINE hn::Vec<D> exp_any(D d, hn::Vec<D> x) {
     q = hn::MulAdd(q, r, hn::Set(d, 0.5f));
 #if HWY_NATIVE_FMA
     // 1 + r (1 + r q): Horner down to the constant, the last step rounding once (0.87 ulp).
-    const auto mantissa = hn::MulAdd(hn::MulAdd(q, r, hn::Set(d, 1.0f)), r, hn::Set(d, 1.0f));
+    return hn::MulAdd(hn::MulAdd(q, r, hn::Set(d, 1.0f)), r, hn::Set(d, 1.0f));
 #else
     // (r + r^2 q) + 1: without fused steps this order rounds least (0.94 ulp; Horner: 1.18).
-    const auto mantissa = hn::Add(hn::MulAdd(q, hn::Mul(r, r), r), hn::Set(d, 1.0f));
+    return hn::Add(hn::MulAdd(q, hn::Mul(r, r), r), hn::Set(d, 1.0f));
 #endif
-    // 2^n as 2^(n >> 1) * 2^(n - (n >> 1)): both factors are normal, the first product
-    // exact, so the second rounds once, subnormal and overflowing results included.
-    const auto ni = hn::ConvertTo(di, n);
-    const auto half = hn::ShiftRight<1>(ni);
-    const auto bias = hn::Set(di, 127);
-    const auto first = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(half, bias)));
-    const auto second = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::Sub(ni, half), bias)));
-    return hn::IfThenElse(nan, x, hn::Mul(hn::Mul(mantissa, first), second));
+}
+
+#undef NNPLUG_EXP_SCALEF
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define NNPLUG_EXP_SCALEF 1
+// m * 2^n for integral n in one instruction (vscalefps), rounded once as m * 2^n is.
+HWY_INLINE hn::Vec512<float> times_power_of_two(hn::Vec512<float> m, hn::Vec512<float> n) {
+    return hn::Vec512<float>{_mm512_scalef_ps(m.raw, n.raw)};
+}
+HWY_INLINE hn::Vec256<float> times_power_of_two(hn::Vec256<float> m, hn::Vec256<float> n) {
+    return hn::Vec256<float>{_mm256_scalef_ps(m.raw, n.raw)};
+}
+template <size_t N>
+HWY_INLINE hn::Vec128<float, N> times_power_of_two(hn::Vec128<float, N> m, hn::Vec128<float, N> n) {
+    return hn::Vec128<float, N>{_mm_scalef_ps(m.raw, n.raw)};
+}
+#else
+#define NNPLUG_EXP_SCALEF 0
+#endif
+
+// exp(x) for x in [-104, 89], or with kNonPositive in [-104, 0] (a NaN x: unspecified).
+// n = round(x / ln 2) is within [-150, 129], and 2^n applies to the mantissa m rounded
+// once, so subnormal and overflowing results round as IEEE does: with AVX-512 by
+// vscalefps, else as m * 2^(n >> 1) * 2^(n - (n >> 1)) (both factors normal, the first
+// product exact), or for n <= 0 as m * 2^(n + 65) * 2^-65. n comes from an even shifter
+// (ties to even, as Round), whose sum holds n plus the exponent bias in its low bits.
+template <bool kNonPositive, class D>
+HWY_INLINE hn::Vec<D> exp_clamped(D d, hn::Vec<D> x) {
+    const auto scaled = hn::Mul(x, hn::Set(d, 1.44269504088896341f));
+#if NNPLUG_EXP_SCALEF
+    const auto n = hn::Round(scaled);
+#else
+    // 1.5 * 2^23 + 192 leaves n + 192, the exponent bits of 2^(n + 65); + 254 leaves
+    // 2 * 127 + n, whose halves are the exponent bits of 2^(n >> 1) and 2^(n - (n >> 1)).
+    const auto shifter = hn::Set(d, kNonPositive ? 0x1.8p23f + 192.0f : 0x1.8p23f + 254.0f);
+    const auto shifted = hn::Add(scaled, shifter);
+    const auto n = hn::Sub(shifted, shifter);
+#endif
+    // ln2_high has 9 significant bits, so n * ln2_high is exact for |n| < 2^15.
+    auto r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), x);
+    r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
+    const auto mantissa = exp_reduced(d, r);
+#if NNPLUG_EXP_SCALEF
+    return times_power_of_two(mantissa, n);
+#else
+    const hn::RebindToUnsigned<D> du;
+    const auto bits = hn::BitCast(du, shifted);
+    if constexpr (kNonPositive) {
+        const auto first = hn::BitCast(d, hn::ShiftLeft<23>(bits));
+        return hn::Mul(hn::Mul(mantissa, first), hn::Set(d, 0x1p-65f));
+    }
+    const auto half = hn::ShiftRight<1>(bits);
+    const auto first = hn::BitCast(d, hn::ShiftLeft<23>(half));
+    const auto second = hn::BitCast(d, hn::ShiftLeft<23>(hn::Sub(bits, half)));
+    return hn::Mul(hn::Mul(mantissa, first), second);
+#endif
+}
+
+// exp(x) for every float x.
+template <class D>
+HWY_INLINE hn::Vec<D> exp_any(D d, hn::Vec<D> x) {
+    // Beyond [-104, 89] exp is 0 or +inf in float32; a NaN x is returned as it is.
+    const auto clamped = hn::Min(hn::Max(x, hn::Set(d, -104.0f)), hn::Set(d, 89.0f));
+    return hn::IfThenElse(hn::IsNaN(x), x, exp_clamped<false>(d, clamped));
+}
+
+// exp(x) for x <= 0, bit for bit exp_any's (a NaN x: unspecified).
+template <class D>
+HWY_INLINE hn::Vec<D> exp_nonpositive(D d, hn::Vec<D> x) {
+    return exp_clamped<true>(d, hn::Max(x, hn::Set(d, -104.0f)));
 }
 
 // log1p(e) for e in [0, 1] (or NaN): ln(u) + c / u with u = 1 + e rounded and c = e - (u - 1)

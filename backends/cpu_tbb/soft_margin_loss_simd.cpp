@@ -59,37 +59,61 @@ HWY_INLINE VF log1p_unit(DF d, VF e) {
     return hn::Add(vm::log_one_to_two(d, u), hn::Mul(c, hn::Sub(hn::Set(d, 2.0f), u)));
 }
 
-// log1p(exp(t)) for every float t: log1p(exp(-|t|)) + max(t, 0), which is log1p(exp(t))
-// to an ulp without exp(t) itself; +inf where expf(t) overflows (t above ln(FLT_MAX)), as
-// the canonical expression gives, and NaN for NaN.
-HWY_INLINE VF log1p_exp(DF d, VF t) {
-    const VF lp = log1p_unit(d, vm::exp_any(d, hn::Neg(hn::Abs(t))));
-    const VF r = hn::Add(hn::IfThenElseZero(hn::Gt(t, hn::Zero(d)), t), lp);
+// The loss's margin t = (-x) * y.
+HWY_INLINE VF margin(VF self, VF target) {
+    return hn::Mul(hn::Neg(self), target);
+}
+
+// log1p(exp(t)) for every float t from e = exp(-|t|): log1p(e) + max(t, 0), which is
+// log1p(exp(t)) to an ulp without exp(t) itself; +inf where expf(t) overflows (t above
+// ln(FLT_MAX)), as the canonical expression gives, and NaN for NaN. A max of -0 instead
+// of +0 does not change the sum, as log1p(e) >= +0.
+HWY_INLINE VF log1p_exp(DF d, VF t, VF e) {
+    const VF r = hn::Add(hn::Max(t, hn::Zero(d)), log1p_unit(d, e));
     const VF inf = hn::Set(d, std::numeric_limits<float>::infinity());
     return hn::IfThenElse(hn::IsNaN(t), t,
                           hn::IfThenElse(hn::Gt(t, hn::Set(d, kSoftMarginExpLimit)), inf, r));
 }
 
-// An exp and a log per element: the loops prefetch.
+// An exp and a log per element: the loops prefetch, and take the exp and the log in
+// separate loops (kStaged); -|t| <= 0 takes the shorter exp.
 struct SoftMarginLossMath {
     static constexpr OpOperands kOperands = kSoftMarginLossOperands;
     static constexpr bool kPrefetch = true;
+    static constexpr bool kStaged = true;
 
     template <OperandAccess, OperandAccess>
+    HWY_INLINE VF first(DF d, VF self, VF target) const {
+        return vm::exp_nonpositive(d, hn::Neg(hn::Abs(margin(self, target))));
+    }
+    template <OperandAccess, OperandAccess>
+    HWY_INLINE VF second(DF d, VF e, VF self, VF target) const {
+        return log1p_exp(d, margin(self, target), e);
+    }
+    template <OperandAccess A, OperandAccess B>
     HWY_INLINE VF apply(DF d, VF self, VF target) const {
-        return log1p_exp(d, hn::Mul(hn::Neg(self), target));
+        return second<A, B>(d, first<A, B>(d, self, target), self, target);
     }
 };
 
+// z = exp((-y) * x), then the quotient and the output's conversion in a second loop.
 struct SoftMarginLossBackwardMath {
     static constexpr OpOperands kOperands = kSoftMarginLossBackwardOperands;
     static constexpr bool kPrefetch = true;
+    static constexpr bool kStaged = true;
     VF norm;
 
     template <OperandAccess, OperandAccess, OperandAccess>
-    HWY_INLINE VF apply(DF d, VF grad, VF self, VF target) const {
-        const VF z = vm::exp_any(d, hn::Mul(hn::Neg(target), self));
+    HWY_INLINE VF first(DF d, VF, VF self, VF target) const {
+        return vm::exp_any(d, hn::Mul(hn::Neg(target), self));
+    }
+    template <OperandAccess, OperandAccess, OperandAccess>
+    HWY_INLINE VF second(DF d, VF z, VF grad, VF, VF target) const {
         return hn::Mul(hn::Div(hn::Mul(hn::Mul(target, z), norm), hn::Add(z, hn::Set(d, 1.0f))), grad);
+    }
+    template <OperandAccess A, OperandAccess B, OperandAccess C>
+    HWY_INLINE VF apply(DF d, VF grad, VF self, VF target) const {
+        return second<A, B, C>(d, first<A, B, C>(d, grad, self, target), grad, self, target);
     }
 };
 

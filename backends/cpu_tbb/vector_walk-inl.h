@@ -9,6 +9,14 @@
 //   template <OperandAccess... Modes> VF apply(DF d, VF input...) const;
 // apply gets one vector per input, in kOperands order, and each input's access at
 // compile time (an absent input arrives as zeros: the math supplies its default).
+//
+// A math functor whose chain of operations per vector is long may declare
+//   static constexpr bool kStaged = true;
+//   template <OperandAccess... Modes> VF first(DF d, VF input...) const;
+//   template <OperandAccess... Modes> VF second(DF d, VF kept, VF input...) const;
+// with apply = second(first(...), ...): the loops then run first over a block into an
+// L1 buffer, then second over it. Each loop's chains are short enough for the core to
+// overlap many vectors; one loop over the whole chain keeps too few of them in flight.
 #if defined(NNPLUG_CPU_VECTOR_WALK_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NNPLUG_CPU_VECTOR_WALK_INL_H_
 #undef NNPLUG_CPU_VECTOR_WALK_INL_H_
@@ -19,6 +27,7 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +57,15 @@ struct AccessModes {};
 // inputs: their loops ask for the data this far ahead (prefetches never fault).
 constexpr size_t kPrefetchBytes = 1024;
 
+// Elements per block of a staged math functor (its loops take whole vectors or pairs of
+// them): its buffer and the inputs it was read from stay in L1.
+constexpr size_t kStageBlock = 2 * kMaxLanes > 256 ? 2 * kMaxLanes : 256;
+
+template <class Math, class = void>
+struct IsStaged : std::false_type {};
+template <class Math>
+struct IsStaged<Math, std::void_t<decltype(Math::kStaged)>> : std::bool_constant<Math::kStaged> {};
+
 // The inputs of one run as Math reads them: each one's first element (or splat
 // value), with Modes its access and I its position in Math::kOperands.
 template <int32_t Dtype, class Math, class Modes, class Positions>
@@ -68,6 +86,16 @@ public:
     HWY_INLINE VF at(DF d, const Math& math, size_t i) const {
         if constexpr (kPrefetch) (prefetch<Modes>(base_[I], i), ...);
         return math.template apply<Modes...>(d, read<Modes>(d, base_[I], i, splat_[I])...);
+    }
+
+    // A staged Math's first and second steps at elements [i, i + lanes).
+    template <bool kPrefetch>
+    HWY_INLINE VF first_at(DF d, const Math& math, size_t i) const {
+        if constexpr (kPrefetch) (prefetch<Modes>(base_[I], i), ...);
+        return math.template first<Modes...>(d, read<Modes>(d, base_[I], i, splat_[I])...);
+    }
+    HWY_INLINE VF second_at(DF d, const Math& math, size_t i, VF kept) const {
+        return math.template second<Modes...>(d, kept, read<Modes>(d, base_[I], i, splat_[I])...);
     }
 
     // Math at the last `rest` (fewer than a vector) elements from i on, copied into
@@ -160,7 +188,20 @@ HWY_INLINE void walk(const Inputs& inputs, const Math& math, size_t n, Sink&& si
     const DF d;
     const size_t lanes = hn::Lanes(d);
     size_t i = 0;
-    for (; i + lanes <= n; i += lanes) sink(inputs.template at<kPrefetch>(d, math, i), i, lanes);
+    if constexpr (IsStaged<Math>::value) {
+        HWY_ALIGN float kept[kStageBlock];
+        const size_t block = kStageBlock / lanes * lanes;
+        while (i + lanes <= n) {
+            const size_t count = std::min(block, (n - i) / lanes * lanes);
+            for (size_t j = 0; j < count; j += lanes)
+                hn::Store(inputs.template first_at<kPrefetch>(d, math, i + j), d, kept + j);
+            for (size_t j = 0; j < count; j += lanes)
+                sink(inputs.second_at(d, math, i + j, hn::Load(d, kept + j)), i + j, lanes);
+            i += count;
+        }
+    } else {
+        for (; i + lanes <= n; i += lanes) sink(inputs.template at<kPrefetch>(d, math, i), i, lanes);
+    }
     if (i < n) sink(inputs.tail_at(d, math, i, n - i), i, n - i);
 }
 
@@ -214,6 +255,29 @@ struct DoubleSums {
     }
     HWY_INLINE double total() const { return hn::GetLane(hn::SumOfLanes(DD(), hn::Add(low, high))); }
 };
+
+// sum_values' pairs of vectors for a staged Math, in the same order, over blocks of a
+// whole number of pairs; returns where the pairs end.
+template <class Inputs, class Math>
+HWY_INLINE size_t sum_staged_pairs(const Inputs& inputs, const Math& math, size_t full, DoubleSums& sums) {
+    const DF d;
+    const size_t lanes = hn::Lanes(d);
+    const size_t block = kStageBlock / (2 * lanes) * (2 * lanes);
+    HWY_ALIGN float kept[kStageBlock];
+    size_t i = 0;
+    while (i + 2 * lanes <= full) {
+        const size_t count = std::min(block, (full - i) / (2 * lanes) * (2 * lanes));
+        for (size_t j = 0; j < count; j += lanes)
+            hn::Store(inputs.template first_at<Math::kPrefetch>(d, math, i + j), d, kept + j);
+        for (size_t j = 0; j < count; j += 2 * lanes) {
+            const VF first = inputs.second_at(d, math, i + j, hn::Load(d, kept + j));
+            const VF second = inputs.second_at(d, math, i + j + lanes, hn::Load(d, kept + j + lanes));
+            sums.add(hn::Add(first, second));
+        }
+        i += count;
+    }
+    return i;
+}
 #endif
 
 // Math over n elements summed in double lanes, in an order fixed by n alone. Its own
@@ -233,9 +297,13 @@ HWY_INLINE double sum_values(const Inputs& inputs, const Math& math, size_t n) {
 #else
     DoubleSums sums;
     size_t i = 0;
-    for (; i + 2 * lanes <= full; i += 2 * lanes) {
-        const VF first = inputs.template at<Math::kPrefetch>(d, math, i);
-        sums.add(hn::Add(first, inputs.template at<Math::kPrefetch>(d, math, i + lanes)));
+    if constexpr (IsStaged<Math>::value) {
+        i = sum_staged_pairs(inputs, math, full, sums);
+    } else {
+        for (; i + 2 * lanes <= full; i += 2 * lanes) {
+            const VF first = inputs.template at<Math::kPrefetch>(d, math, i);
+            sums.add(hn::Add(first, inputs.template at<Math::kPrefetch>(d, math, i + lanes)));
+        }
     }
     if (i < full) sums.add(inputs.template at<Math::kPrefetch>(d, math, i));
     if (const size_t rest = n - full; rest != 0)

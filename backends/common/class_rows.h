@@ -97,6 +97,10 @@ public:
     }
     bool ignored(int64_t target) const { return has_ignore_ && target == ignore_; }
     bool in_range(int64_t target) const { return target >= 0 && target < classes_; }
+    bool valid_target(int64_t target) const {
+        return static_cast<uint64_t>(target) < static_cast<uint64_t>(classes_) ||
+               (has_ignore_ && target == ignore_);
+    }
 
     // The target at `slot` as one int64 per row in row order (an (N) or (N, d1, ...) target
     // laid out densely, the common case), or null.
@@ -111,6 +115,10 @@ public:
     // The first row in [begin, end) whose target is neither a class nor ignored, or -1.
     int64_t first_bad_target(int target_slot, int64_t begin, int64_t end) const {
         if (const int64_t* targets = dense_targets(target_slot)) {
+            // Without branches first (the compiler vectorizes it): a bad target is rare.
+            bool any_bad = false;
+            for (int64_t row = begin; row < end; ++row) any_bad |= !valid_target(targets[row]);
+            if (!any_bad) return -1;
             for (int64_t row = begin; row < end; ++row) {
                 const int64_t t = targets[row];
                 if (!in_range(t) && !ignored(t)) return row;

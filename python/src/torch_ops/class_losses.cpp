@@ -1,6 +1,7 @@
 // The multi-class losses as torch operators: torch.ops.nnplug.nll_loss (aclnnNLLLoss and
 // aclnnNLLLoss2d) and torch.ops.nnplug.cross_entropy (aclnnCrossEntropyLoss), with torch's
 // shapes: input (C), (N, C) or (N, C, d1, ...), target without the class axis.
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -21,7 +22,7 @@
 namespace nnplug::torch_ops {
 namespace {
 
-using torch::autograd::AutogradContext;
+using torch::autograd::SavedVariable;
 using torch::autograd::variable_list;
 
 constexpr std::initializer_list<at::ScalarType> kClassIndexTypes = {at::kLong, at::kInt, at::kByte};
@@ -48,41 +49,8 @@ struct ClassCall {
     double label_smoothing = 0.0;
 };
 
-// Kept in few saved-data entries (each is a hash map insert per call): input's own shape
-// only where the op's differs.
-void save(AutogradContext* ctx, const ClassCall& call, const at::Tensor& extra, at::IntArrayRef input_shape,
-          bool has_weight) {
-    ctx->save_for_backward({call.input, call.target, call.weight, extra});
-    ctx->saved_data["packed"] = call.reduction | static_cast<int64_t>(has_weight) << 2;
-    ctx->saved_data["ignore_index"] = call.ignore_index;
-    if (call.label_smoothing != 0.0) ctx->saved_data["label_smoothing"] = call.label_smoothing;
-    if (input_shape != call.input.sizes()) ctx->saved_data["input_shape"] = input_shape.vec();
-}
-
-// The call as saved, and the tensor saved with it (totalWeight, logProb) in `extra`.
-ClassCall restore(AutogradContext* ctx, at::Tensor& extra) {
-    const variable_list saved = ctx->get_saved_variables();
-    extra = saved[3];
-    const auto smoothing = ctx->saved_data.find("label_smoothing");
-    return ClassCall{saved[0],
-                     saved[1],
-                     saved[2],
-                     ctx->saved_data["packed"].toInt() & 3,
-                     ctx->saved_data["ignore_index"].toInt(),
-                     smoothing == ctx->saved_data.end() ? 0.0 : smoothing->second.toDouble()};
-}
-
 at::Tensor in_dtype(const at::Tensor& tensor, at::ScalarType dtype) {
     return tensor.scalar_type() == dtype ? tensor : tensor.to(dtype);
-}
-
-bool had_weight(AutogradContext* ctx) {
-    return (ctx->saved_data["packed"].toInt() & 4) != 0;
-}
-
-std::vector<int64_t> input_shape(AutogradContext* ctx, const ClassCall& call) {
-    const auto shape = ctx->saved_data.find("input_shape");
-    return shape == ctx->saved_data.end() ? call.input.sizes().vec() : shape->second.toIntVector();
 }
 
 // A weight of ones for the NLL ops, which require one: the last made on this thread is
@@ -92,12 +60,6 @@ at::Tensor ones_weight(int64_t classes, at::ScalarType dtype) {
     if (!last.defined() || last.size(0) != classes || last.scalar_type() != dtype)
         last = at::ones({classes}, at::TensorOptions(dtype));
     return last;
-}
-
-// Refuses the gradient of a weight that asks for one: no aclnn op computes it.
-void refuse_weight_gradient(AutogradContext* ctx, const char* loss, bool has_weight) {
-    TORCH_CHECK(!has_weight || !ctx->needs_input_grad(2), "nnplug.torch: the derivative of ", loss,
-                " for 'weight' is not implemented");
 }
 
 // ---- nll_loss
@@ -146,62 +108,6 @@ void nll_backward(const ClassCall& c, const at::Tensor& grad, const at::Tensor& 
             aclnnNLLLossBackward);
     }
 }
-
-struct NllLossFunction : torch::autograd::Function<NllLossFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
-                              const c10::optional<at::Tensor>& weight, const ClassCall& call) {
-        const at::ScalarType dtype = call.input.scalar_type();
-        at::Tensor out = call.reduction == 0 ? empty_output(call.target.sizes(), dtype)
-                                             : at::empty({}, at::TensorOptions(dtype));
-        at::Tensor total_weight = at::empty({}, at::TensorOptions(dtype));  // written unless reduction none
-        nll_forward(call, out, total_weight);
-        save(ctx, call, total_weight, input.sizes(), weight.has_value() && weight->defined());
-        return call.reduction == 0 ? out.reshape(target.sizes()) : out;
-    }
-
-    static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-        refuse_second_derivative("nll_loss");
-        refuse_weight_gradient(ctx, "nll_loss", had_weight(ctx));
-        if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-        at::Tensor total_weight;
-        const ClassCall call = restore(ctx, total_weight);
-        at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
-        if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
-        at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
-        nll_backward(call, grad, total_weight, out);
-        // input's own shape where the op's differs (a reshape costs about 0.4 us)
-        const auto shape = ctx->saved_data.find("input_shape");
-        if (shape != ctx->saved_data.end()) out = out.reshape(shape->second.toIntVector());
-        return {out, at::Tensor(), at::Tensor(), at::Tensor()};
-    }
-};
-
-}  // namespace
-
-at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_given,
-                    const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
-                    int64_t ignore_index) {
-    const at::Tensor input = resolved(input_given);
-    const at::Tensor target = resolved(target_given);
-    check_operand(input, "nll_loss", "input", kFloatTypes);
-    check_operand(target, "nll_loss", "target", kClassIndexTypes);
-    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())),
-                   reduction_code("nll_loss", reduction), ignore_index};
-    if (call.weight.defined()) {
-        check_operand(call.weight, "nll_loss", "weight", kFloatTypes);
-        call.weight = call.weight.to(input.scalar_type());
-    } else if (input.dim() >= 1) {
-        call.weight = ones_weight(class_count(input), input.scalar_type());
-    }
-    if (input.dim() == 3 || input.dim() > 4) {  // as torch does: the 2d op over (N, C, 1, d1·d2·...)
-        check_target_shape("nll_loss", input, target);
-        call.input = input.reshape({input.size(0), input.size(1), 1, -1});
-        call.target = target.reshape({target.size(0), 1, -1});
-    }
-    return NllLossFunction::apply(input_given, target_given, weight_given, call);
-}
-
-namespace {
 
 // ---- cross_entropy
 
@@ -268,31 +174,71 @@ at::Tensor rows_to_input_layout(const at::Tensor& rows, at::IntArrayRef input_sh
     return rows.reshape(moved).movedim(-1, 1);
 }
 
-struct CrossEntropyFunction : torch::autograd::Function<CrossEntropyFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
-                              const c10::optional<at::Tensor>& weight, const ClassCall& call) {
-        const auto options = at::TensorOptions(call.input.scalar_type());
-        at::Tensor loss = call.reduction == 0 ? empty_output({call.input.size(0)}, call.input.scalar_type())
-                                              : at::empty({}, options);
-        at::Tensor log_prob = empty_output(call.input.sizes(), call.input.scalar_type());
-        cross_entropy_forward(call, loss, log_prob);
-        save(ctx, call, log_prob, input.sizes(), weight.has_value() && weight->defined());
-        return call.reduction == 0 ? loss.reshape(target.sizes()) : loss;
-    }
+// The gradient node of both losses, written as torch's generated ones are: what it keeps are
+// members, where a torch::autograd::Function keeps them in string-keyed maps and checks its
+// outputs generically (together about a microsecond a call). Its next edges are input's,
+// target's and weight's.
+struct ClassLossBackward : torch::autograd::Node {
+    bool cross_entropy = false;
+    SavedVariable input, target, weight;  // as the ops take them
+    SavedVariable extra;                  // NLLLoss's totalWeight, CrossEntropyLoss's logProb
+    int64_t reduction = 1;
+    int64_t ignore_index = -100;
+    double label_smoothing = 0.0;
+    bool has_weight = false;           // given by the caller (not the NLL ops' ones)
+    std::vector<int64_t> input_shape;  // the caller's input's, where the ops' differs; else empty
 
-    static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-        refuse_second_derivative("cross_entropy");
-        refuse_weight_gradient(ctx, "cross_entropy", had_weight(ctx));
-        if (!ctx->needs_input_grad(0)) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-        at::Tensor log_prob;
-        const ClassCall call = restore(ctx, log_prob);
-        at::Tensor grad = in_dtype(resolved(grad_outputs[0]), call.input.scalar_type());
-        if (call.reduction == 0) grad = grad.reshape({call.input.size(0)});
-        at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
-        cross_entropy_backward(call, grad, log_prob, out);
-        return {rows_to_input_layout(out, input_shape(ctx, call)), at::Tensor(), at::Tensor(), at::Tensor()};
+    std::string name() const override {
+        return cross_entropy ? "CrossEntropyLossBackward" : "NllLossBackward";
     }
+    void release_variables() override {
+        for (SavedVariable* saved : {&input, &target, &weight, &extra}) saved->reset_data();
+    }
+    variable_list apply(variable_list&& grads) override;
 };
+
+variable_list ClassLossBackward::apply(variable_list&& grads) {
+    const char* loss = cross_entropy ? "cross_entropy" : "nll_loss";
+    refuse_second_derivative(loss);
+    TORCH_CHECK(!has_weight || !task_should_compute_output(2), "nnplug.torch: the derivative of ", loss,
+                " for 'weight' is not implemented");
+    variable_list result(3);
+    if (!task_should_compute_output(0)) return result;
+    const ClassCall call{input.unpack(), target.unpack(), weight.unpack(),
+                         reduction,      ignore_index,    label_smoothing};
+    at::Tensor grad = grads[0].defined() ? resolved(grads[0]) : input_metadata(0).zeros_like();
+    grad = in_dtype(grad, call.input.scalar_type());
+    if (call.reduction == 0) grad = grad.reshape(call.target.sizes());
+    at::Tensor out = empty_output(call.input.sizes(), call.input.scalar_type());
+    if (cross_entropy) {
+        cross_entropy_backward(call, grad, extra.unpack(), out);
+        result[0] = input_shape.empty() ? out : rows_to_input_layout(out, input_shape);
+    } else {
+        nll_backward(call, grad, extra.unpack(), out);
+        result[0] = input_shape.empty() ? out : out.reshape(input_shape);  // a reshape: about 0.4 us
+    }
+    return result;
+}
+
+// Makes `out` the result of a ClassLossBackward when input or weight needs a gradient.
+void record_history(at::Tensor& out, bool cross_entropy, const ClassCall& call, const at::Tensor& extra,
+                    const at::Tensor& input, const at::Tensor& target,
+                    const c10::optional<at::Tensor>& weight) {
+    if (!torch::autograd::compute_requires_grad(input, weight)) return;
+    const std::shared_ptr<ClassLossBackward> node(new ClassLossBackward(), torch::autograd::deleteNode);
+    node->set_next_edges(torch::autograd::collect_next_edges(input, target, weight));
+    node->cross_entropy = cross_entropy;
+    node->input = SavedVariable(call.input, false);
+    node->target = SavedVariable(call.target, false);
+    node->weight = SavedVariable(call.weight, false);
+    node->extra = SavedVariable(extra, false);
+    node->reduction = call.reduction;
+    node->ignore_index = call.ignore_index;
+    node->label_smoothing = call.label_smoothing;
+    node->has_weight = weight.has_value() && weight->defined();
+    if (input.sizes() != call.input.sizes()) node->input_shape = input.sizes().vec();
+    torch::autograd::set_history(out, node);
+}
 
 // Where target holds `value`: read in place when contiguous (the common case, per call).
 template <class T>
@@ -330,6 +276,36 @@ void map_negative_ignore_index(ClassCall& call, int64_t classes) {
 
 }  // namespace
 
+at::Tensor nll_loss(const at::Tensor& input_given, const at::Tensor& target_given,
+                    const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
+                    int64_t ignore_index) {
+    const at::Tensor input = resolved(input_given);
+    const at::Tensor target = resolved(target_given);
+    check_operand(input, "nll_loss", "input", kFloatTypes);
+    check_operand(target, "nll_loss", "target", kClassIndexTypes);
+    ClassCall call{input, target, resolved(weight_given.value_or(at::Tensor())),
+                   reduction_code("nll_loss", reduction), ignore_index};
+    if (call.weight.defined()) {
+        check_operand(call.weight, "nll_loss", "weight", kFloatTypes);
+        call.weight = call.weight.to(input.scalar_type());
+    } else if (input.dim() >= 1) {
+        call.weight = ones_weight(class_count(input), input.scalar_type());
+    }
+    if (input.dim() == 3 || input.dim() > 4) {  // as torch does: the 2d op over (N, C, 1, d1·d2·...)
+        check_target_shape("nll_loss", input, target);
+        call.input = input.reshape({input.size(0), input.size(1), 1, -1});
+        call.target = target.reshape({target.size(0), 1, -1});
+    }
+    const at::ScalarType dtype = input.scalar_type();
+    at::Tensor out =
+        call.reduction == 0 ? empty_output(target.sizes(), dtype) : at::empty({}, at::TensorOptions(dtype));
+    at::Tensor total_weight = at::empty({}, at::TensorOptions(dtype));  // written unless reduction none
+    const bool reshaped = call.reduction == 0 && target.sizes() != call.target.sizes();
+    nll_forward(call, reshaped ? out.view(call.target.sizes()) : out, total_weight);
+    record_history(out, false, call, total_weight, input_given, target_given, weight_given);
+    return out;
+}
+
 at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target_given,
                          const c10::optional<at::Tensor>& weight_given, c10::string_view reduction,
                          int64_t ignore_index, double label_smoothing) {
@@ -361,7 +337,14 @@ at::Tensor cross_entropy(const at::Tensor& input_given, const at::Tensor& target
         call.target = target.reshape({-1});
     }
     if (call.input.dim() == 2) map_negative_ignore_index(call, call.input.size(1));
-    return CrossEntropyFunction::apply(input_given, target_given, weight_given, call);
+    const at::ScalarType dtype = input.scalar_type();
+    at::Tensor loss =
+        call.reduction == 0 ? empty_output(target.sizes(), dtype) : at::empty({}, at::TensorOptions(dtype));
+    at::Tensor log_prob = empty_output(call.input.sizes(), dtype);
+    const bool reshaped = call.reduction == 0 && target.sizes() != call.target.sizes();
+    cross_entropy_forward(call, reshaped ? loss.view(call.target.sizes()) : loss, log_prob);
+    record_history(loss, true, call, log_prob, input_given, target_given, weight_given);
+    return loss;
 }
 
 }  // namespace nnplug::torch_ops

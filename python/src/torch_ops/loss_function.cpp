@@ -1,5 +1,6 @@
 #include "loss_function.h"
 
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <limits>
@@ -10,7 +11,7 @@
 namespace nnplug::torch_ops {
 namespace {
 
-using torch::autograd::AutogradContext;
+using torch::autograd::SavedVariable;
 using torch::autograd::variable_list;
 
 at::ScalarType promoted(const Operands& operands) {
@@ -59,58 +60,63 @@ at::Tensor as_operand(at::Tensor grad, const at::Tensor& operand) {
     return grad;
 }
 
-struct LossFunction : torch::autograd::Function<LossFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const LossOps* ops, const Attrs& attrs,
-                              const at::Tensor& input, const at::Tensor& target,
-                              const c10::optional<at::Tensor>& third,
-                              const c10::optional<at::Tensor>& fourth) {
-        const Operands operands{input, target, third.value_or(at::Tensor()), fourth.value_or(at::Tensor())};
-        ctx->save_for_backward({operands[0], operands[1], operands[2], operands[3]});
-        ctx->saved_data["ops"] = reinterpret_cast<int64_t>(ops);
-        // three entries, not five: each is a hash map insert per call
-        ctx->saved_data["attrs"] = attrs.batch << 3 | static_cast<int64_t>(attrs.flag) << 2 | attrs.reduction;
-        ctx->saved_data["real"] = attrs.real;
-        const std::vector<int64_t> shape = loss_shape(*ops, operands);
-        const at::ScalarType dtype = dtype_of(ops->out_dtype, operands, 0);
-        at::Tensor out = attrs.reduction == 0 ? empty_output(shape, dtype)
-                                              : reduced_out(shape, dtype, attrs.reduction, attrs.batch);
-        ops->forward(operands, attrs, out);
-        const at::ScalarType result = promoted(operands);
-        return out.scalar_type() == result ? out : out.to(result);
-    }
+// The gradient node of a loss, written as torch's generated ones are: what it keeps are
+// members, where a torch::autograd::Function keeps them in string-keyed maps and checks its
+// outputs generically (together about a microsecond a call). Its next edges are the four
+// operands' (an absent one's empty).
+struct LossBackward : torch::autograd::Node {
+    const LossOps* ops = nullptr;
+    Attrs attrs;
+    std::array<SavedVariable, 4> operands;
 
-    static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-        const auto* ops = reinterpret_cast<const LossOps*>(ctx->saved_data["ops"].toInt());
-        refuse_second_derivative(ops->name);
-        const int64_t packed = ctx->saved_data["attrs"].toInt();
-        const Attrs attrs{packed & 3, ctx->saved_data["real"].toDouble(), (packed & 4) != 0, packed >> 3};
-        const variable_list saved = ctx->get_saved_variables();
-        const Operands operands{saved[0], saved[1], saved[2], saved[3]};
-        Operands inputs;  // made once, for the first gradient that needs them
-        variable_list grads(2 + operands.size());
-        size_t variable = 0;  // the operand's index among the defined ones: autograd's input index
-        for (size_t i = 0; i < operands.size(); ++i) {
-            if (!operands[i].defined()) continue;
-            if (!ctx->needs_input_grad(variable++)) continue;
-            TORCH_CHECK(ops->gradients[i] != nullptr, "nnplug.torch: the derivative of ", ops->name, " for '",
-                        ops->operands[i], "' is not implemented");
-            if (!inputs[0].defined()) inputs = gradient_operands(*ops, operands);
-            at::Tensor out = empty_output(loss_shape(*ops, operands), dtype_of(ops->grad_dtype, operands, i));
-            ops->gradients[i](resolved(grad_outputs[0]), inputs, attrs, out);
-            grads[2 + i] = as_operand(out, operands[i]);
-        }
-        return grads;
+    std::string name() const override { return std::string(ops->name) + "_backward"; }
+    void release_variables() override {
+        for (SavedVariable& saved : operands) saved.reset_data();
     }
+    variable_list apply(variable_list&& grads) override;
 };
+
+variable_list LossBackward::apply(variable_list&& grads) {
+    refuse_second_derivative(ops->name);
+    Operands saved;
+    for (size_t i = 0; i < saved.size(); ++i) saved[i] = operands[i].unpack();
+    const at::Tensor grad = resolved(grads[0].defined() ? grads[0] : input_metadata(0).zeros_like());
+    Operands inputs;  // made once, for the first gradient that needs them
+    variable_list result(saved.size());
+    for (size_t i = 0; i < saved.size(); ++i) {
+        if (!saved[i].defined() || !task_should_compute_output(i)) continue;
+        TORCH_CHECK(ops->gradients[i] != nullptr, "nnplug.torch: the derivative of ", ops->name, " for '",
+                    ops->operands[i], "' is not implemented");
+        if (!inputs[0].defined()) inputs = gradient_operands(*ops, saved);
+        at::Tensor out = empty_output(loss_shape(*ops, saved), dtype_of(ops->grad_dtype, saved, i));
+        ops->gradients[i](grad, inputs, attrs, out);
+        result[i] = as_operand(out, saved[i]);
+    }
+    return result;
+}
 
 }  // namespace
 
 at::Tensor apply_loss(const LossOps& ops, const Attrs& attrs, const Operands& operands) {
-    auto optional = [](const at::Tensor& t) {
-        return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
-    };
-    return LossFunction::apply(&ops, attrs, operands[0], operands[1], optional(operands[2]),
-                               optional(operands[3]));
+    const std::vector<int64_t> shape = loss_shape(ops, operands);
+    const at::ScalarType dtype = dtype_of(ops.out_dtype, operands, 0);
+    at::Tensor out = attrs.reduction == 0 ? empty_output(shape, dtype)
+                                          : reduced_out(shape, dtype, attrs.reduction, attrs.batch);
+    {
+        const at::NoGradGuard no_grad;  // what the op's conversions make is no part of the graph
+        ops.forward(operands, attrs, out);
+    }
+    if (torch::autograd::compute_requires_grad(operands[0], operands[1], operands[2], operands[3])) {
+        const std::shared_ptr<LossBackward> node(new LossBackward(), torch::autograd::deleteNode);
+        node->set_next_edges(
+            torch::autograd::collect_next_edges(operands[0], operands[1], operands[2], operands[3]));
+        node->ops = &ops;
+        node->attrs = attrs;
+        for (size_t i = 0; i < operands.size(); ++i) node->operands[i] = SavedVariable(operands[i], false);
+        torch::autograd::set_history(out, node);
+    }
+    const at::ScalarType result = promoted(operands);
+    return out.scalar_type() == result ? out : out.to(result);
 }
 
 Operands checked_operands(const LossOps& ops, const at::Tensor& input, const at::Tensor& target,

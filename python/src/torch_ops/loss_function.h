@@ -1,11 +1,10 @@
-// A loss computed by aclnn ops as one torch autograd function: the forward op into a fresh
+// A loss computed by aclnn ops with one torch autograd node: the forward op into a fresh
 // `out`, and per operand that has one, the op of its gradient. What differs between the
 // losses of elementwise ops (which operands, which ops, the dtypes and shapes of their
-// outputs) is a LossOps; LossFunction is the autograd plumbing they share.
+// outputs) is a LossOps; apply_loss and its node are the autograd plumbing they share.
 #pragma once
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/custom_function.h>
 
 #include <array>
 #include <string>

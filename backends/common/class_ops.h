@@ -56,6 +56,7 @@ public:
         if (!call_.valid()) return;
         if (call_.present(slots_.weight)) {
             const nnplug_tensor& w = call_.operand(slots_.weight);
+            weights_.reserve(static_cast<size_t>(call_.classes()));
             for (int64_t c = 0; c < call_.classes(); ++c)
                 weights_.push_back(
                     call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight)));

@@ -67,6 +67,10 @@ public:
     aclnnStatus run(aclrtStream stream, std::string& message) const;
     std::vector<uint8_t> output() const;               // the output's storage
     std::vector<std::vector<uint8_t>> inputs() const;  // each present input's storage
+    // Overwrites each present input's storage with 0xFF bytes (NaN floats, -1 indices) and
+    // returns what they held; restore_inputs puts that back.
+    std::vector<std::vector<uint8_t>> poison_inputs() const;
+    void restore_inputs(const std::vector<std::vector<uint8_t>>& held) const;
     const std::vector<const aclTensor*>& arguments() const { return operands_.arguments; }
     // The device memory of argument k (null where it is absent).
     void* data_of(size_t argument) const;

@@ -125,6 +125,17 @@ std::vector<std::vector<uint8_t>> UploadedCase::inputs() const {
     return result;
 }
 
+std::vector<std::vector<uint8_t>> UploadedCase::poison_inputs() const {
+    std::vector<std::vector<uint8_t>> held = inputs();
+    for (size_t k = 0; k < held.size(); ++k)
+        operands_.inputs[k]->upload(std::vector<uint8_t>(held[k].size(), 0xFF));
+    return held;
+}
+
+void UploadedCase::restore_inputs(const std::vector<std::vector<uint8_t>>& held) const {
+    for (size_t k = 0; k < held.size(); ++k) operands_.inputs[k]->upload(held[k]);
+}
+
 std::string refusal_fault(const OpUnderTest& op, aclnnStatus status, const std::string& message) {
     if (status != ACLNN_ERR_PARAM_INVALID)
         return "a valid call failed its first phase with status " + std::to_string(status) +
@@ -218,13 +229,19 @@ int move_arguments(aclOpExecutor* executor, const UploadedCase& given, const Upl
 
 // A repeatable executor moved by aclSetTensorAddr to a second copy of the case's operands
 // must give the first run's bits there and leave the first copy's output alone; it is moved
-// back after.
+// back after. The first copy's inputs hold other bytes meanwhile, so that a plan that kept
+// their addresses reads something else.
 std::string moved_fault(const OpUnderTest& op, const GoldenCase& golden, const UploadedCase& uploaded,
                         aclOpExecutor* executor, void* workspace, uint64_t workspace_size,
                         const std::vector<uint8_t>& output) {
     const UploadedCase moved(golden);
     uploaded.reset_output();
     const std::vector<uint8_t> untouched = uploaded.output();
+    struct Poisoned {  // restored however the check ends
+        const UploadedCase& uploaded;
+        const std::vector<std::vector<uint8_t>> held = uploaded.poison_inputs();
+        ~Poisoned() { uploaded.restore_inputs(held); }
+    } poisoned{uploaded};
     std::string fault;
     if (const int refused = move_arguments(executor, uploaded, moved); refused >= 0)
         fault = "aclSetTensorAddr refused tensor " + std::to_string(refused) + ": " + aclGetRecentErrMsg();

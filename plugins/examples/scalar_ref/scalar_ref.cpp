@@ -89,20 +89,42 @@ nnplug_status stream_synchronize(void*, void*) {
     return NNPLUG_OK;
 }
 
+#ifdef SCALAR_REF_BUG_STALE_INPUTS
+// BUG: the plan keeps the first phase's descriptor, and launches read the inputs where it
+// says, though aclSetTensorAddr may have moved them since.
+nnplug_status prepare(void*, const nnplug_op_desc* desc, void** plan, uint64_t* workspace_bytes) {
+    *plan = new nnplug_op_desc(*desc);
+    *workspace_bytes = 0;
+    return NNPLUG_OK;
+}
+
+void release(void*, void* plan) {
+    delete static_cast<nnplug_op_desc*>(plan);
+}
+#else
 // Nothing to plan and no workspace.
 nnplug_status prepare(void*, const nnplug_op_desc*, void** plan, uint64_t* workspace_bytes) {
     *plan = nullptr;
     *workspace_bytes = 0;
     return NNPLUG_OK;
 }
+#endif
 
-nnplug_status launch(void* ctx, const void*, const nnplug_op_desc* desc, void*, uint64_t, void*) {
+nnplug_status launch(void* ctx, [[maybe_unused]] const void* plan, const nnplug_op_desc* desc, void*,
+                     uint64_t, void*) {
     return sdk::fenced("launch", [&] {
 #ifdef SCALAR_REF_BUG_RACE  // BUG: launches from several threads overwrite each other's descriptor
         of(ctx).launching = *desc;
         desc = &of(ctx).launching;
 #else
         (void)ctx;
+#endif
+#ifdef SCALAR_REF_BUG_STALE_INPUTS
+        nnplug_op_desc stale = *desc;
+        for (int32_t k = 0; k < stale.operand_count; ++k)
+            if (!(stale.operands[k].flags & NNPLUG_OPERAND_OUTPUT))
+                stale.operands[k].data = static_cast<const nnplug_op_desc*>(plan)->operands[k].data;
+        desc = &stale;
 #endif
         for (const auto& [kind, run] : scalar_ref::registry())
             if (kind == desc->op) return run(*desc);
@@ -156,6 +178,9 @@ nnplug_op_i op_table(int32_t kind) {
     op.name = nnplug_op_api_name(kind);
     op.prepare = prepare;
     op.launch = launch;
+#ifdef SCALAR_REF_BUG_STALE_INPUTS
+    op.release = release;
+#endif
     return op;
 }
 

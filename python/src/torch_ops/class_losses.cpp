@@ -188,9 +188,7 @@ struct ClassLossBackward : torch::autograd::Node {
     bool has_weight = false;           // given by the caller (not the NLL ops' ones)
     std::vector<int64_t> input_shape;  // the caller's input's, where the ops' differs; else empty
 
-    std::string name() const override {
-        return cross_entropy ? "CrossEntropyLossBackward" : "NllLossBackward";
-    }
+    std::string name() const override { return cross_entropy ? "CrossEntropyBackward" : "NllLossBackward"; }
     void release_variables() override {
         for (SavedVariable* saved : {&input, &target, &weight, &extra}) saved->reset_data();
     }

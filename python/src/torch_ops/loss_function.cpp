@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <cctype>
 #include <limits>
 
 #include "aten_call.h"
@@ -69,7 +70,12 @@ struct LossBackward : torch::autograd::Node {
     Attrs attrs;
     std::array<SavedVariable, 4> operands;
 
-    std::string name() const override { return std::string(ops->name) + "_backward"; }
+    std::string name() const override {  // torch's style: mse_loss's is MseLossBackward
+        std::string name;
+        for (const char* c = ops->name; *c != '\0'; ++c)
+            if (*c != '_') name += c == ops->name || c[-1] == '_' ? static_cast<char>(std::toupper(*c)) : *c;
+        return name + "Backward";
+    }
     void release_variables() override {
         for (SavedVariable& saved : operands) saved.reset_data();
     }

@@ -56,10 +56,10 @@ public:
         if (!call_.valid()) return;
         if (call_.present(slots_.weight)) {
             const nnplug_tensor& w = call_.operand(slots_.weight);
-            weights_.reserve(static_cast<size_t>(call_.classes()));
+            weights_.assign(static_cast<size_t>(call_.classes()), 0.0f);
             for (int64_t c = 0; c < call_.classes(); ++c)
-                weights_.push_back(
-                    call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight)));
+                weights_[static_cast<size_t>(c)] =
+                    call_.load(slots_.weight, w.offset + c * call_.class_stride(slots_.weight));
         }
         const int lp =
             desc.op == NNPLUG_OP_CROSS_ENTROPY_LOSS ? int{NNPLUG_CROSS_ENTROPY_LOSS_LOG_PROB} : slots_.out;
@@ -144,8 +144,8 @@ private:
     ClassCall call_;
     ClassSlots slots_;
     float smoothing_ = 0;
-    std::vector<float> weights_;  // dense, one per class; empty without a weight operand
-    bool vector_rows_ = false;    // the cross-entropy rows are contiguous, in one dtype
+    SmallValues<float, 64> weights_;  // dense, one per class; empty without a weight operand
+    bool vector_rows_ = false;        // the cross-entropy rows are contiguous, in one dtype
 };
 
 inline void ClassOp::nll_row(int64_t row, double& loss, double& weight) const {
@@ -357,7 +357,7 @@ void for_chunk_rows(const ClassCall& call, int64_t chunk, Fn&& fn) {
 template <typename Parallel>
 std::string check_targets(const ClassCall& call, int target_slot, Parallel&& parallel) {
     const int64_t chunks = call.chunks();
-    std::vector<int64_t> bad(static_cast<size_t>(chunks), -1);
+    ChunkValues<int64_t> bad(static_cast<size_t>(chunks), -1);
     parallel(chunks, [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             const int64_t begin = c * kClassRowChunk;
@@ -460,8 +460,8 @@ void wide_gradient_row(const ClassOp& op, int64_t row, float scale, float all_we
 // The rows chunk by chunk across the threads, each chunk's sums in row order; a wide call
 // row by row, its segments across the threads.
 template <typename Parallel>
-void forward_rows(const ClassOp& op, Parallel&& parallel, std::vector<double>& losses,
-                  std::vector<double>& weights) {
+void forward_rows(const ClassOp& op, Parallel&& parallel, ChunkValues<double>& losses,
+                  ChunkValues<double>& weights) {
     const ClassCall& call = op.call();
     const bool cross_entropy = op.op() == NNPLUG_OP_CROSS_ENTROPY_LOSS;
     if (cross_entropy && wide_rows(op)) {
@@ -499,8 +499,8 @@ void forward_rows(const ClassOp& op, Parallel&& parallel, std::vector<double>& l
 
 // A reducing loss's outputs from its chunks' sums, added pairwise: the mean or sum, and
 // NLLLoss's total weight.
-inline void store_reduction(const ClassOp& op, const std::vector<double>& losses,
-                            const std::vector<double>& weights) {
+inline void store_reduction(const ClassOp& op, const ChunkValues<double>& losses,
+                            const ChunkValues<double>& weights) {
     if (!op.reduces()) return;
     const ClassCall& call = op.call();
     const ClassSlots slots = class_slots(op.op());
@@ -518,7 +518,7 @@ inline void store_reduction(const ClassOp& op, const std::vector<double>& losses
 inline void store_row_reduction(const ClassOp& op, const std::vector<double>& row_losses,
                                 const std::vector<double>& row_weights) {
     const int64_t chunks = op.call().chunks();
-    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
+    ChunkValues<double> losses(static_cast<size_t>(chunks), 0.0), weights(static_cast<size_t>(chunks), 0.0);
     for (size_t row = 0; row < row_losses.size(); ++row) {
         losses[row / kClassRowChunk] += row_losses[row];
         weights[row / kClassRowChunk] += row_weights[row];
@@ -531,7 +531,7 @@ inline void store_row_reduction(const ClassOp& op, const std::vector<double>& ro
 template <typename Parallel>
 void run_class_forward(const ClassOp& op, Parallel&& parallel) {
     const int64_t chunks = op.call().chunks();
-    std::vector<double> losses(static_cast<size_t>(chunks)), weights(static_cast<size_t>(chunks));
+    ChunkValues<double> losses(static_cast<size_t>(chunks), 0.0), weights(static_cast<size_t>(chunks), 0.0);
     forward_rows(op, parallel, losses, weights);
     store_reduction(op, losses, weights);
 }
@@ -551,7 +551,7 @@ float class_grad_scale(const ClassOp& op, Parallel&& parallel) {
         const int total = NNPLUG_NLL_LOSS_BACKWARD_TOTAL_WEIGHT;
         return scale / call.load(total, call.operand(total).offset);
     }
-    std::vector<double> weights(static_cast<size_t>(call.chunks()));
+    ChunkValues<double> weights(static_cast<size_t>(call.chunks()), 0.0);
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             double sum = 0;
@@ -603,8 +603,8 @@ bool fused_nll_forward(const ClassOp& op, Parallel&& parallel, std::string& refu
     const bool nll_forward = op.op() == NNPLUG_OP_NLL_LOSS || op.op() == NNPLUG_OP_NLL_LOSS_2D;
     if (!nll_forward || !op.nll_dense()) return false;
     const auto chunks = static_cast<size_t>(call.chunks());
-    std::vector<double> losses(chunks), weights(chunks);
-    std::vector<int64_t> bad(chunks, -1);
+    ChunkValues<double> losses(chunks, 0.0), weights(chunks, 0.0);
+    ChunkValues<int64_t> bad(chunks, -1);
     parallel(call.chunks(), [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {
             const int64_t begin = c * kClassRowChunk, end = std::min(call.rows(), begin + kClassRowChunk);

@@ -9,16 +9,56 @@
 #include <nnplug/plugin.h>
 #include <nnplug/plugin_support.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace nnplug::common {
 
 // Rows are reduced in fixed chunks of this many (never a thread-dependent split), each chunk
 // into double partials, which are then added pairwise: the same bits for any thread count.
 constexpr int64_t kClassRowChunk = 256;
+
+// A launch's few values (per chunk, per class) inline up to N of them, so that a small call
+// allocates nothing (each allocation is a measurable part of a call of a few rows); on the
+// heap beyond.
+template <typename T, size_t N>
+class SmallValues {
+public:
+    SmallValues() = default;
+    SmallValues(size_t count, T value) { assign(count, value); }
+    SmallValues(const SmallValues&) = delete;
+    SmallValues& operator=(const SmallValues&) = delete;
+    void assign(size_t count, T value) {
+        count_ = count;
+        if (count > N)
+            heap_.assign(count, value);
+        else
+            std::fill_n(inline_, count, value);
+    }
+    bool empty() const { return count_ == 0; }
+    size_t size() const { return count_; }
+    T* data() { return count_ > N ? heap_.data() : inline_; }
+    const T* data() const { return count_ > N ? heap_.data() : inline_; }
+    T& operator[](size_t i) { return data()[i]; }
+    const T& operator[](size_t i) const { return data()[i]; }
+    T* begin() { return data(); }
+    T* end() { return data() + count_; }
+    const T* begin() const { return data(); }
+    const T* end() const { return data() + count_; }
+
+private:
+    size_t count_ = 0;
+    T inline_[N] = {};
+    std::vector<T> heap_;
+};
+
+// Per-chunk values: a call of up to 2048 rows holds them inline.
+template <typename T>
+using ChunkValues = SmallValues<T, 8>;
 
 class ClassCall {
 public:

@@ -212,6 +212,14 @@ aclrtStream thread_stream() {
 // there and an output, its dtype, rank, shape and strides.
 using CallKey = c10::SmallVector<int64_t, 96>;
 
+// A one-element operand's own copy in a kept call (a reduced loss, a total weight, the
+// gradient of a scalar): the executor reads and writes it there, and a call copies the
+// element in or out, where moving the executor to each call's fresh tensor (a new address
+// almost every time) costs more than the copy.
+struct alignas(64) ElementCopy {
+    unsigned char bytes[16];
+};
+
 // A repeatable executor kept for calls like the one that made it, with the aclTensors its
 // first phase was given (aclSetTensorAddr names them) and the addresses they hold now.
 struct KeptCall {
@@ -220,6 +228,7 @@ struct KeptCall {
     uint64_t workspace_size = 0;
     std::array<std::unique_ptr<python::OperandTensor>, AclCall::kMaxOperands> tensors;
     std::array<void*, AclCall::kMaxOperands> addresses{};
+    std::array<std::unique_ptr<ElementCopy>, AclCall::kMaxOperands> copies;  // null: moved instead
 };
 
 // This thread's kept executors, the most recently used first; those of a runtime that
@@ -308,6 +317,26 @@ void run_kept_executor(const char* name, KeptCalls& calls, KeptCall& call, pytho
     python::check_status(aclrtSynchronizeStream(stream), name);
 }
 
+// After a kept call's first run: its one-element operands moved, once, to copies of their
+// own (`operands`: the call's, each with its tensor).
+template <class Operands>
+void keep_element_copies(KeptCalls& calls, KeptCall& call, const Operands& operands, size_t count) {
+    for (size_t k = 0; k < count; ++k) {
+        const at::Tensor& tensor = operands[k].tensor;
+        if (!tensor.defined() || tensor.numel() != 1 ||
+            static_cast<size_t>(tensor.element_size()) > sizeof(ElementCopy::bytes))
+            continue;
+        auto copy = std::make_unique<ElementCopy>();
+        std::memcpy(copy->bytes, tensor.data_ptr(), tensor.element_size());
+        if (aclSetTensorAddr(call.executor, k, call.tensors[k]->get(), copy->bytes) != ACLNN_SUCCESS) {
+            calls.drop(&call);  // the next call plans afresh
+            return;
+        }
+        call.addresses[k] = copy->bytes;
+        call.copies[k] = std::move(copy);
+    }
+}
+
 }  // namespace
 
 bool AclCall::run_kept(const char* name, std::initializer_list<int64_t> attrs, python::RunFn second) {
@@ -319,6 +348,10 @@ bool AclCall::run_kept(const char* name, std::initializer_list<int64_t> attrs, p
         const at::Tensor& tensor = operands_[k].tensor;
         if (!tensor.defined()) continue;
         void* address = tensor.data_ptr();
+        if (call->copies[k]) {
+            if (!operands_[k].output) std::memcpy(call->copies[k]->bytes, address, tensor.element_size());
+            continue;
+        }
         if (address == call->addresses[k]) continue;
         if (aclSetTensorAddr(call->executor, k, call->tensors[k]->get(), address) != ACLNN_SUCCESS) {
             calls.drop(call);  // a refused move: a fresh first phase says why
@@ -331,6 +364,10 @@ bool AclCall::run_kept(const char* name, std::initializer_list<int64_t> attrs, p
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }
+    for (size_t k = 0; k < count_; ++k)
+        if (call->copies[k] && operands_[k].output)
+            std::memcpy(operands_[k].tensor.data_ptr(), call->copies[k]->bytes,
+                        operands_[k].tensor.element_size());
     return true;
 }
 
@@ -356,6 +393,7 @@ void AclCall::finish(const char* name, std::initializer_list<int64_t> attrs, acl
         KeptCall& kept = *call;
         calls.keep(std::move(call));
         run_kept_executor(name, calls, kept, second);
+        keep_element_copies(calls, kept, operands_, count_);
     } catch (const python::AclFailure& failure) {
         raise_nnplug_error(failure);
     }

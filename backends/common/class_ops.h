@@ -353,10 +353,18 @@ void for_chunk_rows(const ClassCall& call, int64_t chunk, Fn&& fn) {
     for (int64_t row = begin; row < end; ++row) fn(row);
 }
 
+// Targets up to this many rows are checked on the calling thread: the check reads one
+// index a row, a few microseconds, less than a parallel pass costs to start.
+constexpr int64_t kSerialTargetRows = 16384;
+
 // The first bad target's refusal, or empty: the lowest row, whatever the split.
 template <typename Parallel>
 std::string check_targets(const ClassCall& call, int target_slot, Parallel&& parallel) {
     const int64_t chunks = call.chunks();
+    if (call.rows() <= kSerialTargetRows) {  // cheaper than a parallel pass
+        const int64_t row = call.first_bad_target(target_slot, 0, call.rows());
+        return row < 0 ? std::string() : call.bad_target_message(row, call.target(target_slot, row));
+    }
     ChunkValues<int64_t> bad(static_cast<size_t>(chunks), -1);
     parallel(chunks, [&](int64_t first, int64_t last) {
         for (int64_t c = first; c < last; ++c) {

@@ -1,10 +1,12 @@
 // cpu_tbb property for the ops with a class axis: every output, reductions and data-dependent
 // divisors included, is bit-identical for 1 and 2 threads and for different grain sizes: rows
 // of ten classes side by side in the lanes, long rows, a few vocabulary rows whose segments
-// go across the threads, and the 2d NLLLoss.
+// go across the threads, and the 2d NLLLoss. A call with bad targets names the lowest bad row
+// and writes nothing, whether one thread checks its targets or several.
 #include <aclnnop/aclnn_cross_entropy_loss.h>
 #include <aclnnop/aclnn_cross_entropy_loss_grad.h>
 #include <aclnnop/aclnn_nll_loss2d.h>
+#include <aclnnop/aclnn_nll_loss_backward.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -97,6 +99,48 @@ TEST(ClassDeterminism, OutputsAreBitIdenticalForEveryPartitioning) {
         for (size_t i = 0; i < results.size(); ++i)
             EXPECT_EQ(results[i], reference[i])
                 << "output " << i << " with " << p.threads << " threads, grain " << p.grain;
+    }
+}
+
+// An NLLLoss gradient of `rows` rows of 3 classes whose targets at rows 3 * rows / 4 and
+// rows / 2 + 1 are not classes: refused, naming the lower, its output untouched.
+void expect_lowest_bad_target(int64_t rows, const Partitioning& partitioning) {
+    SCOPED_TRACE(std::to_string(rows) + " rows, " + std::to_string(partitioning.threads) +
+                 " threads, grain " + std::to_string(partitioning.grain));
+    std::vector<float> target(static_cast<size_t>(rows));
+    for (int64_t n = 0; n < rows; ++n) target[static_cast<size_t>(n)] = static_cast<float>(n % 3);
+    target[static_cast<size_t>(3 * rows / 4)] = 7.0f;
+    target[static_cast<size_t>(rows / 2 + 1)] = -5.0f;
+    DeviceTensor grad(std::vector<float>{1.0f}, {}),
+        self(std::vector<float>(static_cast<size_t>(rows * 3), -1.0f), {rows, 3});
+    DeviceTensor t(target, {rows}, ACL_INT64), w(std::vector<float>(3, 1.0f), {3});
+    DeviceTensor total(std::vector<float>{static_cast<float>(rows)}, {});
+    const std::vector<float> untouched(static_cast<size_t>(rows * 3), 42.0f);
+    DeviceTensor out(untouched, {rows, 3});
+    uint64_t size = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus first =
+        aclnnNLLLossBackwardGetWorkspaceSize(grad, self, t, w, 1, -100, total, out, &size, &executor);
+    EXPECT_NE(nnplug::test::run_executor(first, size, executor, aclnnNLLLossBackward), ACLNN_SUCCESS);
+    EXPECT_NE(
+        std::string(aclGetRecentErrMsg()).find("target element " + std::to_string(rows / 2 + 1) + " is -5,"),
+        std::string::npos)
+        << aclGetRecentErrMsg();
+    EXPECT_EQ(out.storage(), untouched);
+}
+
+TEST(ClassDeterminism, TheLowestBadTargetIsRefusedWhateverTheSplit) {
+    for (const Partitioning p : {Partitioning{1, 16384}, Partitioning{2, 1024}, Partitioning{3, 4096}}) {
+        nnplug::test::TempFolder folder;
+        nnplug::test::ScopedEnvironment no_override("NNPLUG_BACKEND", nullptr);
+        const std::string text =
+            "backend: cpu_tbb\nbackends:\n  cpu_tbb:\n    threads: " + std::to_string(p.threads) +
+            "\n    grain: " + std::to_string(p.grain) + "\n";
+        ASSERT_EQ(aclInit(folder.write("partitioning.yaml", text).c_str()), ACL_SUCCESS)
+            << aclGetRecentErrMsg();
+        for (const int64_t rows : {int64_t{100}, int64_t{40000}})  // one thread's check, then several's
+            expect_lowest_bad_target(rows, p);
+        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
     }
 }
 

@@ -17,22 +17,14 @@
 #include <vector>
 
 #include "dtype_convert_simd.h"
+#include "simd_targets.h"
 
 namespace {
 
+using nnplug::test::for_each_target;
+
 using nnplug::cpu::OperandAccess;
 using nnplug::cpu::VectorRun;
-
-// Runs body once per Highway target this CPU supports, with dispatch forced to it.
-template <typename Body>
-void for_each_target(Body&& body) {
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-        hwy::SetSupportedTargetsForTest(target);
-        SCOPED_TRACE(hwy::TargetName(target));
-        body();
-    }
-    hwy::SetSupportedTargetsForTest(0);
-}
 
 bool same_bits_or_both_nan(float a, float b) {
     if (std::isnan(a) && std::isnan(b)) return true;

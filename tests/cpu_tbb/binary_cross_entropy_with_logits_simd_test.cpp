@@ -24,8 +24,11 @@
 
 #include "binary_cross_entropy_with_logits_tile.h"
 #include "driver_call.h"
+#include "simd_targets.h"
 
 namespace {
+
+using nnplug::test::for_each_target;
 
 using nnplug::cpu::OperandAccess;
 using nnplug::cpu::VectorRun;
@@ -37,16 +40,6 @@ using nnplug::test::Storage;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kLn2 = 0.6931472f;
-
-template <typename Body>
-void for_each_target(Body&& body) {
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-        hwy::SetSupportedTargetsForTest(target);
-        SCOPED_TRACE(hwy::TargetName(target));
-        body(hwy::TargetName(target));
-    }
-    hwy::SetSupportedTargetsForTest(0);
-}
 
 // Distance in representable floats (0 and -0 are one apart; NaN is handled by the callers).
 int64_t ulp_distance(float a, float b) {

@@ -14,24 +14,17 @@
 #include <vector>
 
 #include "class_rows_tile.h"
+#include "simd_targets.h"
 
 namespace {
+
+using nnplug::test::for_each_target;
 
 namespace simd = nnplug::simd;
 
 constexpr int64_t kRows = 2 * 16 + 5;  // two full blocks at every width, then a partial one
 constexpr float kUnwritten = -12345.0f;
 const int64_t kClassCounts[] = {1, 2, 3, 4, 5, 7, 8, 10, 12, 13, 16, 17, 31, 32};
-
-template <typename Body>
-void for_each_target(Body&& body) {
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-        hwy::SetSupportedTargetsForTest(target);
-        SCOPED_TRACE(hwy::TargetName(target));
-        body();
-    }
-    hwy::SetSupportedTargetsForTest(0);
-}
 
 std::vector<float> logits(int64_t classes, int64_t stride, uint32_t seed) {
     std::mt19937 random(seed);

@@ -208,32 +208,17 @@ HWY_INLINE void transpose4(const float* src, size_t src_stride, float* dst, size
     hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_high, ce_high)), d, dst + 3 * dst_stride);
 }
 
-// A full block of float32 rows between rows and columns: whole 4x4 tiles by transpose4, the
-// classes past the last whole four one element at a time. `to_columns` says which way.
-HWY_INLINE void transpose_block(float* rows, size_t stride, size_t n, float* cols, bool to_columns) {
-    const size_t lanes = hn::Lanes(DF()), whole = n / 4 * 4;
-    for (size_t r = 0; r < lanes; r += 4)
-        for (size_t c = 0; c < whole; c += 4) {
-            if (to_columns)
-                transpose4(rows + r * stride + c, stride, cols + c * lanes + r, lanes);
-            else
-                transpose4(cols + c * lanes + r, lanes, rows + r * stride + c, stride);
-        }
-    for (size_t r = 0; r < lanes; ++r)
-        for (size_t c = whole; c < n; ++c) {
-            if (to_columns)
-                cols[c * lanes + r] = rows[r * stride + c];
-            else
-                rows[r * stride + c] = cols[c * lanes + r];
-        }
-}
-
-// Whether a block of `rows` float32 rows moves by transpose_block: a full block of a
-// target whose vectors hold a multiple of four lanes.
-template <int32_t Dtype>
-HWY_INLINE bool tiles_transpose(size_t rows) {
-    const size_t lanes = hn::Lanes(DF());
-    return Dtype == NNPLUG_DTYPE_F32 && rows == lanes && lanes % 4 == 0;
+// dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols: whole 4x4 tiles
+// by transpose4, the elements past them one at a time.
+HWY_INLINE void transpose(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
+                          size_t dst_stride) {
+    const size_t tile_rows = rows / 4 * 4, tile_cols = cols / 4 * 4;
+    for (size_t r = 0; r < tile_rows; r += 4)
+        for (size_t c = 0; c < tile_cols; c += 4)
+            transpose4(src + r * src_stride + c, src_stride, dst + c * dst_stride + r, dst_stride);
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = r < tile_rows ? tile_cols : 0; c < cols; ++c)
+            dst[c * dst_stride + r] = src[r * src_stride + c];
 }
 #endif
 
@@ -244,8 +229,7 @@ HWY_INLINE void columns_in(const Raw<Dtype>* in, int64_t stride, size_t rows, si
     const size_t lanes = hn::Lanes(DF());
 #if HWY_TARGET != HWY_SCALAR
     if constexpr (Dtype == NNPLUG_DTYPE_F32) {
-        if (tiles_transpose<Dtype>(rows))
-            return transpose_block(const_cast<float*>(in), static_cast<size_t>(stride), n, cols, true);
+        if (rows == lanes) return transpose(in, static_cast<size_t>(stride), rows, n, cols, lanes);
     }
 #endif
     for (size_t r = 0; r < lanes; ++r)
@@ -258,8 +242,7 @@ HWY_INLINE void columns_out(const float* cols, size_t rows, size_t n, Raw<Dtype>
     const size_t lanes = hn::Lanes(DF());
 #if HWY_TARGET != HWY_SCALAR
     if constexpr (Dtype == NNPLUG_DTYPE_F32) {
-        if (tiles_transpose<Dtype>(rows))
-            return transpose_block(into, static_cast<size_t>(stride), n, const_cast<float*>(cols), false);
+        return transpose(cols, lanes, n, rows, into, static_cast<size_t>(stride));
     }
 #endif
     for (size_t r = 0; r < rows; ++r)
